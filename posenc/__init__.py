@@ -1,0 +1,21 @@
+"""Shared code of the course: the reference encoding, notebook set-up and the exercise checks."""
+
+from posenc.encoding import (
+    DEFAULT_BASE,
+    frequencies,
+    sinusoidal_encoding,
+    sinusoidal_encoding_torch,
+    wavelengths,
+)
+from posenc.style import seed_everything, setup_notebook, use_course_style
+
+__all__ = [
+    "DEFAULT_BASE",
+    "frequencies",
+    "seed_everything",
+    "setup_notebook",
+    "sinusoidal_encoding",
+    "sinusoidal_encoding_torch",
+    "use_course_style",
+    "wavelengths",
+]
