@@ -7,11 +7,12 @@ from posenc.encoding import (
     sinusoidal_encoding_torch,
     wavelengths,
 )
-from posenc.style import seed_everything, setup_notebook, use_course_style
+from posenc.style import glue, seed_everything, setup_notebook, use_course_style
 
 __all__ = [
     "DEFAULT_BASE",
     "frequencies",
+    "glue",
     "seed_everything",
     "setup_notebook",
     "sinusoidal_encoding",

@@ -60,3 +60,17 @@ def setup_notebook(seed: int = DEFAULT_SEED, precision: int = 4) -> np.random.Ge
     np.set_printoptions(precision=precision, suppress=True, linewidth=100)
     use_course_style()
     return seed_everything(seed)
+
+
+def glue(name: str, value, display: bool = False):
+    """Make ``value`` available to the page's prose as {glue:text}`name` (myst-nb), and return it.
+
+    Outside a Jupyter Book build (Colab, a plain Jupyter) myst-nb may be missing; the value is then
+    simply returned, so the notebook runs the same everywhere.
+    """
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        return value
+    myst_glue(name, value, display=display)
+    return value

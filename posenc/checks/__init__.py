@@ -11,11 +11,13 @@ In an exercise notebook::
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import re
 
 from posenc.checks.core import Checker, ExerciseSet, Result
 
-# The exercise sets of the course, in chapter order. Add a module and its id here to add a set.
-SET_IDS = ("ch01",)
+# The exercise sets of the course, in chapter order: every module named chNN in this package.
+SET_IDS = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if re.fullmatch(r"ch\d\d", m.name)))
 
 
 def load_set(set_id: str) -> ExerciseSet:
