@@ -9,6 +9,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
+# One thread per process: the test workers and the book build already use both cores, and
+# oversubscribed BLAS/OpenMP threads spin instead of working.
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+export PYDEVD_DISABLE_FILE_VALIDATION = 1
+
 .PHONY: help setup book test lab exercises bench clean
 
 help:
@@ -25,7 +32,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 setup: $(STAMP)
 
 book: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	@echo "The site is in _build/html/index.html"
 
 test: $(STAMP)

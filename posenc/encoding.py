@@ -73,3 +73,19 @@ def sinusoidal_encoding_torch(n_positions: int, d_model: int, base: float = DEFA
 
     table = torch.from_numpy(sinusoidal_encoding(n_positions, d_model, base))
     return table.to(dtype=dtype or torch.get_default_dtype(), device=device)
+
+
+def sinusoidal_encoding_loops(n_positions: int, d_model: int, base: float = DEFAULT_BASE) -> np.ndarray:
+    """The same table with a double Python loop, one ``math.sin``/``math.cos`` call per entry.
+
+    Slow on purpose: chapter 1 and ``make bench`` compare it with the vectorised version.
+    """
+    import math
+
+    n_positions, d_model, base = _validate(n_positions, d_model, base)
+    table = np.empty((n_positions, d_model))
+    for pos in range(n_positions):
+        for j in range(d_model):
+            angle = pos / base ** (2 * (j // 2) / d_model)
+            table[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+    return table

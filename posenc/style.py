@@ -68,6 +68,8 @@ def glue(name: str, value, display: bool = False):
     Outside a Jupyter Book build (Colab, a plain Jupyter) myst-nb may be missing; the value is then
     simply returned, so the notebook runs the same everywhere.
     """
+    if isinstance(value, np.generic):     # np.float64(0.25) would reach the page as "np.float64(0.25)"
+        value = value.item()
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

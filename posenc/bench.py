@@ -1,0 +1,99 @@
+"""Timings, kept out of the tests: ``make bench`` (or ``python -m posenc.bench``).
+
+Reports the execution time of every notebook, the loop-versus-vectorised encoding, the time of each inline
+check on the worked solutions, and (when the batch grader is present) grading throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import time
+from pathlib import Path
+
+from posenc.encoding import sinusoidal_encoding, sinusoidal_encoding_loops
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def best_of(function, *args, repeats: int = 3) -> float:
+    """The fastest of ``repeats`` runs, in seconds (the least disturbed by other work)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function(*args)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def bench_encoding(sizes=((100, 64), (1000, 128), (2000, 512))) -> None:
+    print("Encoding: double Python loop vs vectorised NumPy (best of 3)")
+    print(f"  {'n_positions x d_model':>22} {'loops [ms]':>12} {'vectorised [ms]':>16} {'speed-up':>9}")
+    for n, d in sizes:
+        loops, vectorised = best_of(sinusoidal_encoding_loops, n, d), best_of(sinusoidal_encoding, n, d)
+        print(f"  {f'{n} x {d}':>22} {1000 * loops:12.1f} {1000 * vectorised:16.3f} {loops / vectorised:8.0f}x")
+
+
+def notebook_namespace(path: Path) -> dict:
+    import nbformat
+
+    namespace: dict = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, str(path), "exec"), namespace)
+    return namespace
+
+
+def bench_inline_checks() -> None:
+    from posenc.authoring import sources
+    from posenc.checks import load_set
+
+    print("Inline checks on the worked solutions (best of 3; students wait this long)")
+    for source in sources():
+        exercise_set = load_set(source.stem.split("_")[0])
+        namespace = notebook_namespace(ROOT / "solutions" / f"{source.stem}.ipynb")
+        for question in exercise_set.questions:
+            seconds = best_of(question.grade, namespace)
+            print(f"  {exercise_set.set_id} {question.qid}: {1000 * seconds:7.1f} ms")
+
+
+def bench_notebooks() -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    print("Notebook execution, fresh kernel each (seconds)")
+    for folder in ("notebooks", "exercises", "solutions"):
+        for path in sorted((ROOT / folder).glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            start = time.perf_counter()
+            NotebookClient(nb, timeout=600, kernel_name="python3",
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
+            print(f"  {time.perf_counter() - start:6.1f}  {path.relative_to(ROOT)}")
+
+
+def bench_grader() -> None:
+    try:
+        grade = importlib.import_module("posenc.grade")
+    except ImportError:
+        return
+    if hasattr(grade, "benchmark"):
+        grade.benchmark()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--skip-notebooks", action="store_true", help="skip the (slow) notebook timings")
+    args = parser.parse_args(argv)
+    bench_encoding()
+    bench_inline_checks()
+    bench_grader()
+    if not args.skip_notebooks:
+        bench_notebooks()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
