@@ -49,5 +49,5 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises():
             assert re.search(r'<img alt="[^"]{10,}"', figure), f"{page}: a figure without alt text"
             assert "<figcaption" in figure, f"{page}: a figure without caption"
         assert 'class="exercise admonition"' in html, f"{page}: no exercise blocks"
-        assert "Traceback" not in html, f"{page}: an error in the executed output"
+        assert "highlight-ipythontb" not in html, f"{page}: an error in the executed output"
         assert "colab.research.google.com" in html, f"{page}: no Colab launch button"
