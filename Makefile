@@ -36,7 +36,7 @@ book: $(STAMP)
 	@echo "The site is in _build/html/index.html"
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --nbval-lax tests/test_book.py tests notebooks exercises solutions
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests/test_book.py tests notebooks exercises solutions
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab

@@ -2,6 +2,7 @@
 
 from posenc.encoding import (
     DEFAULT_BASE,
+    encoding_at,
     frequencies,
     sinusoidal_encoding,
     sinusoidal_encoding_torch,
@@ -11,6 +12,7 @@ from posenc.style import glue, seed_everything, setup_notebook, use_course_style
 
 __all__ = [
     "DEFAULT_BASE",
+    "encoding_at",
     "frequencies",
     "glue",
     "seed_everything",

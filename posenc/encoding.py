@@ -44,6 +44,23 @@ def wavelengths(d_model: int, base: float = DEFAULT_BASE) -> np.ndarray:
     return 2 * np.pi / frequencies(d_model, base)
 
 
+def encoding_at(positions, d_model: int, base: float = DEFAULT_BASE, dtype=np.float64) -> np.ndarray:
+    """The sinusoidal encoding at arbitrary (also negative or very large) positions.
+
+    Returns shape ``(len(positions), d_model)`` in the interleaved layout. With ``dtype=np.float32``
+    every step (positions, frequencies, angles, sin and cos) runs in float32, as in a float32
+    implementation; chapter 2 measures the precision lost that way at large positions.
+    """
+    _, d_model, base = _validate(0, d_model, base)
+    dtype = np.dtype(dtype)
+    positions = np.asarray(positions, dtype=np.float64).reshape(-1).astype(dtype)
+    angles = positions[:, None] * frequencies(d_model, base).astype(dtype)[None, :]   # (n, ceil(d/2))
+    encoding = np.empty((len(positions), d_model), dtype=dtype)
+    encoding[:, 0::2] = np.sin(angles)
+    encoding[:, 1::2] = np.cos(angles[:, : d_model // 2])
+    return encoding
+
+
 def sinusoidal_encoding(n_positions: int, d_model: int, base: float = DEFAULT_BASE) -> np.ndarray:
     """Sinusoidal positional encodings for positions 0 .. n_positions - 1.
 
@@ -55,12 +72,7 @@ def sinusoidal_encoding(n_positions: int, d_model: int, base: float = DEFAULT_BA
            [0.841, 0.54 , 0.01 , 1.   ]])
     """
     n_positions, d_model, base = _validate(n_positions, d_model, base)
-    positions = np.arange(n_positions, dtype=np.float64)[:, None]     # (n, 1)
-    angles = positions * frequencies(d_model, base)[None, :]          # (n, ceil(d/2))
-    encoding = np.empty((n_positions, d_model), dtype=np.float64)
-    encoding[:, 0::2] = np.sin(angles)
-    encoding[:, 1::2] = np.cos(angles[:, : d_model // 2])
-    return encoding
+    return encoding_at(np.arange(n_positions), d_model, base)
 
 
 def sinusoidal_encoding_torch(n_positions: int, d_model: int, base: float = DEFAULT_BASE,

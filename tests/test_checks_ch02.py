@@ -1,0 +1,378 @@
+"""Grader tests of exercise set ch02: solution full marks, untouched exercise zero, each pitfall named."""
+
+import pytest
+
+from posenc.checks import load_set
+from posenc.checks.core import NOT_ATTEMPTED, PASSED
+from tests.conftest import ROOT, notebook_namespace, with_submission
+
+EXERCISES = load_set("ch02")
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return notebook_namespace(ROOT / "solutions" / "ch02_relative_shift.ipynb")
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return notebook_namespace(ROOT / "exercises" / "ch02_relative_shift.ipynb")
+
+
+def test_solution_gets_full_marks(solution):
+    results = EXERCISES.grade(solution)
+    assert [r.status for r in results] == [PASSED] * len(results), [r.line() for r in results]
+    assert sum(r.points for r in results) == EXERCISES.max_points == 10
+
+
+def test_untouched_exercise_gets_zero(exercise):
+    results = EXERCISES.grade(exercise)
+    assert sum(r.points for r in results) == 0
+    for r in results:
+        assert r.status == NOT_ATTEMPTED and "not attempted" in r.message, r.line()
+
+
+def test_inline_check_prints_one_line(solution, capsys):
+    from posenc.checks import checker
+
+    checker("ch02")("q2", solution)
+    assert capsys.readouterr().out.strip() == "[PASS] q2 (2/2): correct"
+
+
+def grade(solution, qid, code):
+    return EXERCISES.question(qid).grade(with_submission(solution, code))
+
+
+# ---------------------------------------------------------------------------------------------------
+# q1: rotation(i, k, d_model, base) -> M(k, i). Realistic wrong submissions and the words of their diagnosis.
+
+ROTATION = """
+import math
+import numpy as np
+def rotation(i, k, d_model, base=10000.0):
+{body}
+"""
+
+
+def rotation_code(body):
+    return ROTATION.format(body=body)
+
+
+Q1_WRONG = {
+    "textbook rotation (transposed)": (rotation_code("""
+    theta = k / base ** (2 * i / d_model)
+    return np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])"""),
+        "transposed rotation"),
+    "cos(a+b) with a plus": (rotation_code("""
+    w = base ** (-2 * i / d_model)
+    c, s = np.cos(w * k), np.sin(w * k)
+    return np.array([[c, s], [s, c]])"""), "sign of the sine term in the second row"),
+    "sin(a+b) with a minus": (rotation_code("""
+    w = base ** (-2 * i / d_model)
+    c, s = np.cos(w * k), np.sin(w * k)
+    return np.array([[c, -s], [-s, c]])"""), "sign of the sine term in the first row"),
+    "radians converted as if degrees": (rotation_code("""
+    angle = np.radians(k * base ** (-2 * i / d_model))
+    return np.array([[np.cos(angle), np.sin(angle)], [-np.sin(angle), np.cos(angle)]])"""),
+        "degrees vs radians"),
+    "angle turned into degrees": (rotation_code("""
+    angle = math.degrees(k / base ** (2 * i / d_model))
+    return np.array([[math.cos(angle), math.sin(angle)], [-math.sin(angle), math.cos(angle)]])"""),
+        "degrees vs radians"),
+    "dimension index 2i in the exponent": (rotation_code("""
+    dim = 2 * i
+    w = 1 / base ** (2 * dim / d_model)
+    return np.array([[np.cos(w * k), np.sin(w * k)], [-np.sin(w * k), np.cos(w * k)]])"""),
+        "pair index vs dimension index"),
+    "pair index halved": (rotation_code("""
+    pair = i // 2
+    w = 1 / base ** (2 * pair / d_model)
+    return np.array([[np.cos(w * k), np.sin(w * k)], [-np.sin(w * k), np.cos(w * k)]])"""),
+        "do not halve it"),
+    "i/d in the exponent": (rotation_code("""
+    w = base ** (-i / d_model)
+    return np.array([[np.cos(w * k), np.sin(w * k)], [-np.sin(w * k), np.cos(w * k)]])"""),
+        "i/d instead of 2i/d"),
+    "multiplied by the wavelength": (rotation_code("""
+    angle = k * base ** (2 * i / d_model)
+    return np.array([[np.cos(angle), np.sin(angle)], [-np.sin(angle), np.cos(angle)]])"""),
+        "instead of dividing"),
+    "base ignored": (rotation_code("""
+    w = 10000 ** (-2 * i / d_model)
+    return np.array([[np.cos(w * k), np.sin(w * k)], [-np.sin(w * k), np.cos(w * k)]])"""),
+        "base argument is ignored"),
+    "nested list": (rotation_code("""
+    w = base ** (-2 * i / d_model)
+    return [[math.cos(w * k), math.sin(w * k)], [-math.sin(w * k), math.cos(w * k)]]"""),
+        "not a numpy array"),
+}
+
+
+@pytest.mark.parametrize("name", Q1_WRONG)
+def test_q1_pitfalls_are_named(solution, name):
+    code, fragment = Q1_WRONG[name]
+    result = grade(solution, "q1", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+# ---------------------------------------------------------------------------------------------------
+# q2: shift_operator(k, d_model, base) -> T(k). Students often reuse their own `rotation` from q1.
+
+SHIFT = """
+import numpy as np
+def shift_operator(k, d_model, base=10000.0):
+{body}
+"""
+
+
+def shift_code(body):
+    return SHIFT.format(body=body)
+
+
+Q2_WRONG = {
+    "textbook blocks (transposed)": (shift_code("""
+    T = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        a = k / base ** (2 * i / d_model)
+        T[2*i:2*i+2, 2*i:2*i+2] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+    return T"""), "transposed rotation"),
+    "cos(a+b) with a plus": (shift_code("""
+    T = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        a = k / base ** (2 * i / d_model)
+        T[2*i:2*i+2, 2*i:2*i+2] = [[np.cos(a), np.sin(a)], [np.sin(a), np.cos(a)]]
+    return T"""), "second row"),
+    "loop over dimensions passed as the pair index": (shift_code("""
+    T = np.zeros((d_model, d_model))
+    for j in range(0, d_model, 2):
+        T[j:j+2, j:j+2] = rotation(j, k, d_model, base)
+    return T"""), "pair index vs dimension index"),
+    "overlapping blocks": (shift_code("""
+    T = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        T[i:i+2, i:i+2] = rotation(i, k, d_model, base)
+    return T"""), "blocks overlap"),
+    "same block everywhere": (shift_code("""
+    return np.kron(np.eye(d_model // 2), rotation(0, k, d_model, base))"""), "same frequency"),
+    "halves layout": (shift_code("""
+    h = d_model // 2
+    T = np.zeros((d_model, d_model))
+    for i in range(h):
+        M = rotation(i, k, d_model, base)
+        T[i, i], T[i, i + h], T[i + h, i], T[i + h, i + h] = M[0, 0], M[0, 1], M[1, 0], M[1, 1]
+    return T"""), "halves"),
+    "base not passed on": (shift_code("""
+    T = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        T[2*i:2*i+2, 2*i:2*i+2] = rotation(i, k, d_model)
+    return T"""), "base argument is ignored"),
+    "degrees": (shift_code("""
+    T = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        a = np.deg2rad(k * base ** (-2 * i / d_model))
+        T[2*i:2*i+2, 2*i:2*i+2] = [[np.cos(a), np.sin(a)], [-np.sin(a), np.cos(a)]]
+    return T"""), "degrees vs radians"),
+    "transposed output": (shift_code("""
+    T = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        T[2*i:2*i+2, 2*i:2*i+2] = rotation(i, k, d_model, base)
+    return T.T"""), "transposed rotation"),
+}
+
+
+@pytest.mark.parametrize("name", Q2_WRONG)
+def test_q2_pitfalls_are_named(solution, name):
+    code, fragment = Q2_WRONG[name]
+    result = grade(solution, "q2", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+# ---------------------------------------------------------------------------------------------------
+# q3: shift_rows(table, k, base): T(k) applied to every row.
+
+ROWS = """
+import numpy as np
+def shift_rows(table, k, base=10000.0):
+{body}
+"""
+
+
+def rows_code(body):
+    return ROWS.format(body=body)
+
+
+Q3_WRONG = {
+    "table @ T": (rows_code("""
+    return table @ shift_operator(k, table.shape[1], base)"""), "table @ T(k).T"),
+    "T @ table": (rows_code("""
+    return shift_operator(k, table.shape[1], base) @ table"""), "table @ T.T"),
+    "recomputed encoding": (rows_code("""
+    n, d = table.shape
+    t = np.arange(n)[:, None] + k
+    w = base ** (-2 * np.arange(d // 2) / d)
+    out = np.zeros((n, d))
+    out[:, 0::2], out[:, 1::2] = np.sin(t * w), np.cos(t * w)
+    return out"""), "recomputed the encoding"),
+    "updated in place": (rows_code("""
+    d = table.shape[1]
+    w = base ** (-2 * np.arange(d // 2) / d)
+    c, s = np.cos(w * k), np.sin(w * k)
+    table[:, 0::2] = c * table[:, 0::2] + s * table[:, 1::2]
+    table[:, 1::2] = -s * table[:, 0::2] + c * table[:, 1::2]
+    return table"""), "overwrote"),
+    "sign of the sine in the second row": (rows_code("""
+    d = table.shape[1]
+    w = base ** (-2 * np.arange(d // 2) / d)
+    c, s = np.cos(w * k), np.sin(w * k)
+    out = np.empty(table.shape)
+    out[:, 0::2] = c * table[:, 0::2] + s * table[:, 1::2]
+    out[:, 1::2] = s * table[:, 0::2] + c * table[:, 1::2]
+    return out"""), "second row"),
+    "frequencies by dimension": (rows_code("""
+    d = table.shape[1]
+    w = base ** (-2 * np.arange(0, d, 2) / d)
+    c, s = np.cos(w * k), np.sin(w * k)
+    out = np.empty(table.shape)
+    out[:, 0::2] = c * table[:, 0::2] + s * table[:, 1::2]
+    out[:, 1::2] = -s * table[:, 0::2] + c * table[:, 1::2]
+    return out"""), "pair index vs dimension index"),
+}
+
+
+@pytest.mark.parametrize("name", Q3_WRONG)
+def test_q3_pitfalls_are_named(solution, name):
+    code, fragment = Q3_WRONG[name]
+    result = grade(solution, "q3", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+def test_q3_in_place_student_cannot_change_the_probes(solution):
+    code, _ = Q3_WRONG["updated in place"]
+    grade(solution, "q3", code)
+    assert EXERCISES.question("q3").grade(solution).status == PASSED
+
+
+# ---------------------------------------------------------------------------------------------------
+# q4: dot_profile(offsets, d_model, base).
+
+PROFILE = """
+import numpy as np
+def dot_profile(offsets, d_model, base=10000.0):
+{body}
+"""
+
+
+def profile_code(body):
+    return PROFILE.format(body=body)
+
+
+Q4_WRONG = {
+    "mean over pairs": (profile_code("""
+    w = base ** (-2 * np.arange(d_model // 2) / d_model)
+    return np.cos(np.outer(offsets, w)).mean(axis=1)"""), "averaged"),
+    "one cosine per column": (profile_code("""
+    w = np.repeat(base ** (-2 * np.arange(d_model // 2) / d_model), 2)
+    return np.cos(np.outer(offsets, w)).sum(axis=1)"""), "twice too large"),
+    "sine instead of cosine": (profile_code("""
+    w = base ** (-2 * np.arange(d_model // 2) / d_model)
+    return np.sin(np.outer(offsets, w)).sum(axis=1)"""), "sin instead of cos"),
+    "dimension index in the exponent": (profile_code("""
+    dims = np.arange(0, d_model, 2)
+    w = 1 / base ** (2 * dims / d_model)
+    return np.cos(np.outer(offsets, w)).sum(axis=1)"""), "pair index vs dimension index"),
+    "i/d": (profile_code("""
+    w = base ** (-np.arange(d_model // 2) / d_model)
+    return np.cos(np.outer(offsets, w)).sum(axis=1)"""), "i/d instead of 2i/d"),
+    "degrees": (profile_code("""
+    w = base ** (-2 * np.arange(d_model // 2) / d_model)
+    return np.cos(np.radians(np.outer(offsets, w))).sum(axis=1)"""), "degrees vs radians"),
+    "base ignored": (profile_code("""
+    w = 10000.0 ** (-2 * np.arange(d_model // 2) / d_model)
+    return np.cos(np.outer(offsets, w)).sum(axis=1)"""), "base argument is ignored"),
+    "list": (profile_code("""
+    w = base ** (-2 * np.arange(d_model // 2) / d_model)
+    return [float(np.cos(w * k).sum()) for k in offsets]"""), "is a list"),
+}
+
+
+@pytest.mark.parametrize("name", Q4_WRONG)
+def test_q4_pitfalls_are_named(solution, name):
+    code, fragment = Q4_WRONG[name]
+    result = grade(solution, "q4", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+def test_q4_dot_products_of_encodings_pass(solution):
+    """Computing PE(0) . PE(k) from the encoding itself is a right answer too."""
+    code = profile_code("""
+    w = base ** (-2 * np.arange(d_model // 2) / d_model)
+    def pe(t):
+        return np.stack([np.sin(t * w), np.cos(t * w)], axis=-1).reshape(-1)
+    return np.array([pe(0.0) @ pe(float(k)) for k in offsets])""")
+    assert grade(solution, "q4", code).status == PASSED
+
+
+# ---------------------------------------------------------------------------------------------------
+# q5, q6: values computed in the student's cell.
+
+Q5_SETUP = """
+import numpy as np
+offsets = np.arange(-50, 51)
+w = 100.0 ** (-2 * np.arange(8) / 16)
+profile = np.cos(np.outer(offsets, w)).sum(axis=1)
+"""
+
+Q5_WRONG = {
+    "array index": (Q5_SETUP + "first_negative_offset = int(np.argmax((offsets > 0) & (profile < 0)))",
+                    "position of the offset in the array"),
+    "first in array order": (Q5_SETUP + "first_negative_offset = int(offsets[profile < 0][0])",
+                             "read the array from k = -50"),
+    "negative side": (Q5_SETUP + "first_negative_offset = int(-offsets[(offsets > 0) & (profile < 0)][0])",
+                      "symmetric"),
+    "i/d": (Q5_SETUP.replace("-2 * np.arange(8) / 16", "-np.arange(8) / 16")
+            + "first_negative_offset = int(offsets[(offsets > 0) & (profile < 0)][0])", "i/d instead of 2i/d"),
+}
+
+
+@pytest.mark.parametrize("name", Q5_WRONG)
+def test_q5_pitfalls_are_named(solution, name):
+    code, fragment = Q5_WRONG[name]
+    result = grade(solution, "q5", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+def test_q5_accepts_a_numpy_integer(solution):
+    code = Q5_SETUP + "first_negative_offset = offsets[(offsets > 0) & (profile < 0)][0]"
+    assert grade(solution, "q5", code).status == PASSED
+
+
+Q6_SETUP = """
+import numpy as np
+i = np.arange(256)
+omega = 10000.0 ** (-2 * i / 512)
+"""
+
+Q6_WRONG = {
+    "no 2 pi": (Q6_SETUP + "pairs_with_full_turn = int((1 / omega <= 512).sum())", "not 1 / omega_i"),
+    "half a turn": (Q6_SETUP + "pairs_with_full_turn = int((omega * 512 >= np.pi).sum())", "half a turn"),
+    "degrees": (Q6_SETUP + "pairs_with_full_turn = int((omega * 512 >= 360).sum())", "degrees vs radians"),
+    "dimensions": (Q6_SETUP + "pairs_with_full_turn = 2 * int((omega * 512 >= 2 * np.pi).sum())",
+                   "counted dimensions"),
+    "complement": (Q6_SETUP + "pairs_with_full_turn = int((omega * 512 < 2 * np.pi).sum())", "do NOT"),
+    "dimension index": (Q6_SETUP.replace("-2 * i", "-2 * (2 * i)")
+                        + "pairs_with_full_turn = int((omega * 512 >= 2 * np.pi).sum())",
+                        "pair index vs dimension index"),
+}
+
+
+@pytest.mark.parametrize("name", Q6_WRONG)
+def test_q6_pitfalls_are_named(solution, name):
+    code, fragment = Q6_WRONG[name]
+    result = grade(solution, "q6", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+def test_raising_student_code_is_reported_not_raised(solution):
+    code = "def dot_profile(offsets, d_model, base=10000.0):\n    return undefined_name * offsets"
+    result = grade(solution, "q4", code)
+    assert result.points == 0 and "NameError" in result.message
