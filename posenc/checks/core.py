@@ -216,7 +216,7 @@ def matches(got: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-8) -> 
     if isinstance(got, np.ndarray) or isinstance(expected, np.ndarray):
         if not (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray)):
             return False
-        if got.shape != expected.shape or not np.issubdtype(got.dtype, np.number):
+        if got.shape != expected.shape or not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
             return False
         return bool(np.allclose(got.astype(np.float64), expected, rtol=rtol, atol=atol))
     if isinstance(got, (int, float)) and isinstance(expected, (int, float)) and not isinstance(got, bool):
@@ -310,6 +310,16 @@ class Question:
         """Collect and judge in this process (inline feedback and tests)."""
         return self.result_from(self.collect_from(namespace, seed), seed)
 
+    def request(self, seed: int = 0) -> dict | None:
+        """What to collect, as plain data for :func:`collect_request`; None when ``collect`` is custom.
+
+        A request names the student's object and the inputs to give it, and nothing else: the
+        reference, the mistakes and the judge stay in the grading process. A question whose
+        ``collect`` does more than call or read one name returns None, and the grader runs its
+        ``collect_from`` in the student's process instead.
+        """
+        return None
+
 
 @dataclass
 class FunctionQuestion(Question):
@@ -337,6 +347,11 @@ class FunctionQuestion(Question):
             outcome.value = to_plain(outcome.value)
             outcomes.append(outcome)
         return outcomes
+
+    def request(self, seed=0):
+        if type(self).collect is not FunctionQuestion.collect:
+            return None
+        return {"kind": "call", "name": self.name, "args": [tuple(a) for a in self.probes(seed)]}
 
     def judge(self, outcomes, seed=0):
         probes = self.probes(seed)
@@ -374,6 +389,11 @@ class ValueQuestion(Question):
             raise NotAttempted()
         return to_plain(obj)
 
+    def request(self, seed=0):
+        if type(self).collect is not ValueQuestion.collect:
+            return None
+        return {"kind": "value", "name": self.name}
+
     def judge(self, got, seed=0):
         expected = self.expected()
         if _close(got, expected, self.rtol, self.atol):
@@ -382,6 +402,38 @@ class ValueQuestion(Question):
             if _close(got, wrong(), self.rtol, self.atol):
                 return False, message
         return False, f"`{self.name}` = {_short(got)} is not right"
+
+
+def collect_request(namespace: dict, request: dict) -> dict:
+    """Carry out a :meth:`Question.request` where the student's code lives; same result as ``collect_from``.
+
+    Only calls the student's function on the request's inputs (``"call"``) or reads a value
+    (``"value"``), and returns plain data: this is the strict entry point a grading kernel runs.
+    """
+    name = request["name"]
+    if name not in namespace:
+        return {"status": MISSING}
+    obj = namespace[name]
+    try:
+        if request["kind"] == "call":
+            if not callable(obj):
+                raise TypeError(f"`{name}` should be a function, but it is a {type(obj).__name__}")
+            outcomes = []
+            for args in request["args"]:
+                outcome = call_student(obj, *_copy_args(tuple(args)))
+                outcome.value = to_plain(outcome.value)
+                outcomes.append(outcome)
+            return {"status": "collected", "data": outcomes}
+        if request["kind"] == "value":
+            if obj is None or obj is Ellipsis:
+                raise NotAttempted()
+            return {"status": "collected", "data": to_plain(obj)}
+        raise ValueError(f"unknown request kind {request['kind']!r}")
+    except NotAttempted:
+        return {"status": NOT_ATTEMPTED}
+    except Exception as exc:  # like collect_from: report, never crash
+        return {"status": "error", "error": f"{type(exc).__name__}: {exc}",
+                "trace": traceback.format_exc(limit=3)}
 
 
 def _close(got, expected, rtol, atol) -> bool:

@@ -1,0 +1,153 @@
+"""Private checks from --extra-tests, --set, exit status 0, and the benchmark's report."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import shutil
+import textwrap
+
+import pytest
+
+from posenc.checks import SET_IDS
+from posenc.grade import main
+from tests.conftest import ROOT
+
+CORPUS = ROOT / "tests" / "submissions"
+
+FUNCTION_CHECKS = '''
+import os
+from posenc.checks.core import FunctionQuestion
+import numpy as np
+
+with open({marker!r}, "a") as log:          # who imports this file: the grader only, never a kernel
+    log.write(f"{{os.getpid()}}\\n")
+
+def secret_wavelength(i, d_model, base=10000.0):
+    return 2 * np.pi * base ** (2 * i / d_model)
+
+def compare(got, expected, args):
+    if isinstance(got, float) and abs(got - expected) <= 1e-6 * abs(expected):
+        return None
+    return "SECRET-DIAGNOSIS wavelength is off"
+
+EXTRA = {{"ch01": [
+    FunctionQuestion(qid="p1", title="secret", name="wavelength", points=2,
+                     probes=lambda seed: [(3, 10, 100.0), (seed % 7, 16)], reference=secret_wavelength,
+                     compare=compare),
+]}}
+'''
+
+CUSTOM_CHECKS = '''
+import os
+import sys
+from posenc.checks.core import FunctionQuestion, call_student
+
+class BitsAreInts(FunctionQuestion):
+    """Its own collect: it runs in the student's kernel, so this file is imported there."""
+    def collect(self, obj, seed=0):
+        outcome = call_student(obj, 5, 3)
+        others = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == {function_file!r}]
+        return {{"dtype": str(getattr(outcome.value, "dtype", "")), "pid": os.getpid(),
+                "saw_function_checks": bool(others)}}
+
+    def judge(self, collected, seed=0):      # in the grader: it may write its log
+        with open({marker!r}, "a") as log:
+            log.write(f"{{collected['pid']}} {{collected['saw_function_checks']}}\\n")
+        return collected["dtype"].startswith("int"), "SECRET-DIAGNOSIS bits should be integers"
+
+EXTRA = {{"ch01": [BitsAreInts(qid="p2", title="ints", name="binary_encoding", points=1)]}}
+'''
+
+
+def test_private_checks_count_but_show_only_pass_or_fail(tmp_path):
+    private = tmp_path / "private"          # outside the repository, as a lecturer's folder would be
+    private.mkdir()
+    function_log, custom_log = tmp_path / "function.log", tmp_path / "custom.log"
+    (private / "a_function.py").write_text(textwrap.dedent(FUNCTION_CHECKS.format(marker=str(function_log))))
+    (private / "b_custom.py").write_text(textwrap.dedent(CUSTOM_CHECKS.format(
+        marker=str(custom_log), function_file=str((private / "a_function.py").resolve()))))
+    names = ["ch01_correct_alice.ipynb", "ch01_mistakes_carol.ipynb", "ch01_mistakes_erin.ipynb",
+             "my_homework_final_v2.ipynb"]
+    for name in names:
+        shutil.copy(CORPUS / name, tmp_path / name)
+    out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main([*(str(tmp_path / n) for n in names), "--out", str(out), "--feedback-dir", str(feedback),
+                       "--extra-tests", str(private), "--set", "ch01", "--jobs", "2", "--seed", "11",
+                       "--timeout-per-question", "5"])
+    assert status == 0, printed.getvalue()            # every submission could be graded
+    rows = list(csv.DictReader(open(out, newline="")))
+    assert list(rows[0])[1:9] == ["q1", "q2", "q3", "q4", "q5", "p1", "p2", "total"]
+    assert rows[0]["p1"] == "2" and rows[0]["p2"] == "1" and rows[0]["total"] == "13"
+    assert "private: p1, p2" in rows[0]["message"]
+    by_file = {r["file"]: r for r in rows[1:]}
+    assert [by_file[n]["p1"] for n in names] == ["2", "0", "0", "2"]      # carol: no 2 pi; erin: degrees
+    assert [by_file[n]["p2"] for n in names] == ["1", "1", "0", "1"]      # erin's bits are floats
+    assert by_file["ch01_correct_alice.ipynb"]["total"] == "13"
+    assert by_file["my_homework_final_v2.ipynb"]["percentage"] == "100.0"   # graded as ch01 (--set)
+
+    carol = (feedback / "ch01_mistakes_carol.txt").read_text()
+    assert "Further checks by your lecturer: 1 of 2 passed" in carol
+    assert "check 1: failed" in carol and "check 2: passed" in carol
+    assert "SECRET" not in carol and "p1" not in carol and "secret" not in carol
+    assert "Score: 3/13" in carol
+
+    # The private reference never reached a kernel: only this process imported that file ...
+    assert function_log.read_text().split() == [str(os.getpid())]
+    # ... while a check with its own collect ran where the student's code runs (as documented), and
+    # saw no trace of the other private file there.
+    seen = [line.split() for line in custom_log.read_text().splitlines()]
+    assert len(seen) == len(names)
+    assert all(pid != str(os.getpid()) and saw == "False" for pid, saw in seen), seen
+
+
+def test_a_broken_private_checks_folder_stops_before_grading(tmp_path, capsys):
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "oops.py").write_text("EXTRA = {'ch01': ['not a question']}\n")
+    shutil.copy(CORPUS / "ch01_correct_alice.ipynb", tmp_path)
+    status = main([str(tmp_path / "ch01_correct_alice.ipynb"), "--out", str(tmp_path / "g.csv"),
+                   "--extra-tests", str(tmp_path / "private")])
+    assert status == 2 and "must define EXTRA" in capsys.readouterr().err
+    assert not (tmp_path / "g.csv").exists()
+
+
+def test_no_submissions_is_a_usage_error(tmp_path, capsys):
+    assert main([str(tmp_path), "--out", str(tmp_path / "g.csv")]) == 2
+    assert "no .ipynb submissions" in capsys.readouterr().err
+
+
+def test_the_benchmark_reports_throughput_and_inline_check_time():
+    from posenc.grade import benchmark
+
+    printed = io.StringIO()
+    report = benchmark(n=4, jobs=2, stream=printed)
+    assert report["exit_status"] == 0 and report["per_minute"] > 0
+    assert set(report["inline_check_seconds"]) == {"q1", "q2", "q3", "q4", "q5"}
+    assert "per minute" in printed.getvalue() and "Inline check" in printed.getvalue()
+
+
+@pytest.mark.parametrize("set_id", SET_IDS)
+def test_every_set_s_solution_gets_full_marks_and_its_exercise_less(tmp_path, set_id):
+    """The grader is generic: any exercise set whose notebooks are generated, torch modules included."""
+    from posenc.checks import load_set
+
+    copied = 0
+    for edition in ("solutions", "exercises"):
+        for path in (ROOT / edition).glob(f"{set_id}_*.ipynb"):
+            shutil.copy(path, tmp_path / f"{edition}_{path.name}")
+            copied += 1
+    if copied < 2:
+        pytest.skip(f"{set_id}: its notebooks are not generated yet")
+    out = tmp_path / "g.csv"
+    assert main([str(tmp_path), "--out", str(out), "--quiet", "--seed", "3", "--timeout-per-question", "60"]) == 0
+    rows = {r["file"]: r for r in csv.DictReader(open(out, newline=""))}
+    maximum = f"{load_set(set_id).max_points:g}"
+    for name, row in rows.items():
+        if name.startswith("solutions_"):
+            assert row["total"] == maximum and row["status"] == "ok", row
+        elif name.startswith("exercises_"):
+            assert row["status"] == "ok" and float(row["total"]) < float(maximum), row

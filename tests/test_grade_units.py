@@ -1,0 +1,158 @@
+"""The grader's parts that run no student code: reading submissions, detecting the set, requests, protocol."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from posenc.checks import load_set
+from posenc.checks.core import FunctionQuestion, Question, collect_request
+from posenc.grade import find_submissions
+from posenc.grading.grader import Plan, _same
+from posenc.grading.kernel import Kernel, KernelError
+from posenc.grading.submission import (
+    EMPTY, INVALID, detect_set, prepare_cell, read_submission,
+)
+from posenc.grading.worker import HEADER
+from tests.conftest import ROOT, notebook_namespace
+
+EXERCISE = ROOT / "exercises" / "ch01_sinusoids.ipynb"
+SOLUTION = ROOT / "solutions" / "ch01_sinusoids.ipynb"
+
+
+@pytest.mark.parametrize("content, problem, words", [
+    (b"", INVALID, "empty"),
+    (b"def f(): pass\n", INVALID, "not valid JSON"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", INVALID, "not text"),
+    (b'["a", "list"]', INVALID, "not a Jupyter notebook"),
+    (b'{"nbformat": 4, "metadata": {}}', INVALID, "not a Jupyter notebook"),
+    (b'{"nbformat": 4, "cells": [], "metadata": {"posenc": {"exercise_set": "ch01"}}}', EMPTY, "no code"),
+    (b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": "  \\n"}], "metadata": {}}', EMPTY, "no code"),
+])
+def test_broken_files_get_a_problem_and_a_readable_message(tmp_path, content, problem, words):
+    path = tmp_path / "ch01_broken.ipynb"
+    path.write_bytes(content)
+    sub = read_submission(path)
+    assert sub.problem == problem and words in sub.message, sub.message
+
+
+def test_the_exercise_notebook_reads_cleanly_with_its_set_from_metadata():
+    sub = read_submission(EXERCISE)
+    assert sub.gradable and sub.set_id == "ch01" and sub.set_evidence == "notebook metadata"
+    assert any("sinusoidal_encoding" in cell.defines for cell in sub.cells)
+
+
+def test_set_detection_falls_back_to_the_checker_call_then_the_file_name():
+    cell = ['from posenc.checks import checker\ncheck = checker("ch03")']
+    assert detect_set({"metadata": {}}, "homework.ipynb", cell) == ("ch03", 'its checker("ch03") call')
+    assert detect_set({"metadata": {}}, "Ch02-relative_bob.ipynb", ["x = 1"]) == ("ch02", "its file name")
+    assert detect_set({"metadata": {}}, "homework_ch1.ipynb", ["x = 1"]) == (None, "")
+    assert detect_set({"metadata": {"posenc": {"exercise_set": "ch04"}}}, "ch01_x.ipynb", cell)[0] == "ch04"
+
+
+def test_check_calls_are_dropped_and_ipython_syntax_translated():
+    cell = prepare_cell(3, "abc", 'x = 1\ncheck("q2")\n%time y = x\ncheck.summary()\ndef f():\n    check("q1")\n')
+    assert cell.checks == ["q2", ""]
+    assert cell.code.count("check(") == 1 and "    check('q1')" in cell.code    # only top-level calls go
+    assert "run_line_magic" in cell.code and cell.defines == {"x", "f"}
+    compile(cell.code, "<cell>", "exec")
+    broken = prepare_cell(1, "", "def f(:\n")
+    assert broken.code == "def f(:\n"           # left for the kernel to report as a SyntaxError
+
+
+def test_folders_are_searched_and_each_file_is_graded_once(tmp_path):
+    (tmp_path / "a" / ".ipynb_checkpoints").mkdir(parents=True)
+    (tmp_path / "a" / "x.ipynb").write_text("{}")
+    (tmp_path / "a" / ".ipynb_checkpoints" / "x-checkpoint.ipynb").write_text("{}")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "x.ipynb").write_text("{}")
+    (tmp_path / "b" / "notes.txt").write_text("")
+    found = find_submissions([str(tmp_path / "a"), str(tmp_path / "a" / "x.ipynb"), str(tmp_path / "b")])
+    assert len(found) == 2
+    assert len({name for _, name in found}) == 2           # same file name in two folders: told apart
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return notebook_namespace(SOLUTION)
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return notebook_namespace(EXERCISE)
+
+
+@pytest.mark.parametrize("which", ["solution", "exercise"])
+def test_a_request_collects_what_collect_from_collects(request, which):
+    """The kernel's strict entry point gives the same verdicts as the inline check."""
+    namespace = request.getfixturevalue(which)
+    for question in load_set("ch01").questions:
+        req = question.request(5)
+        assert req is not None and req["name"] == question.name
+        assert "reference" not in json.dumps(sorted(req)) and set(req) == {"kind", "name", "args"}
+        strict = question.result_from(collect_request(namespace, req), 5)
+        assert strict == question.grade(namespace, 5)
+
+
+def test_questions_that_cannot_go_as_data_fall_back_to_their_own_collect():
+    class Opaque:
+        pass
+
+    class Custom(FunctionQuestion):
+        def collect(self, obj, seed=0):
+            return [obj(2)]
+
+    plain = FunctionQuestion("x1", "t", "f", probes=lambda seed: [(np.arange(3.0), 2, None, float("nan"))])
+    opaque = FunctionQuestion("x2", "t", "f", probes=lambda seed: [(Opaque(),)])
+    custom = Custom("x3", "t", "f", probes=lambda seed: [(1,)])
+    plan = Plan(load_set("ch01"), [plain, opaque, custom], {"x1": None, "x2": None, "x3": None})
+    assert "request" in plan.collect_message(plain, 0)
+    assert plan.collect_message(opaque, 0)["qid"] == "x2"
+    assert plan.collect_message(custom, 0)["qid"] == "x3"
+    assert Question("x4", "t", "f").request(0) is None
+    assert _same((1, [2.0, float("nan")], {"a": np.int8(3)}), (1, [2.0, float("nan")], {"a": np.int8(3)}))
+    assert not _same({1: "a"}, {"1": "a"}) and not _same(True, 1) and not _same([1], (1,))
+
+
+@pytest.mark.parametrize("frame, kind", [
+    (HEADER.pack(2**40), "protocol"),                               # absurd size
+    (HEADER.pack(9) + b"not json!", "protocol"),
+    (HEADER.pack(2) + b"[]", "protocol"),
+    (HEADER.pack(3) + b'{"i', "died"),                               # cut short: the process ended
+])
+def test_a_kernel_that_breaks_the_protocol_is_killed_and_reported(frame, kind):
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    ours, theirs = socket.socketpair()
+    try:
+        kernel = Kernel(process.pid, ours, server=None, max_frame=2**20)
+        theirs.sendall(frame)
+        if kind == "died":
+            theirs.close()
+        with pytest.raises(KernelError) as error:
+            kernel.call({"op": "run", "code": ""}, timeout=2)
+        assert error.value.kind == kind
+        assert process.wait(timeout=10) == -9          # its whole process group was killed
+    finally:
+        process.kill()
+        theirs.close()
+
+
+def test_a_silent_kernel_is_killed_at_its_deadline(monkeypatch):
+    import posenc.grading.kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "GRACE_SECONDS", 0.2)
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    ours, theirs = socket.socketpair()
+    try:
+        kernel = Kernel(process.pid, ours, server=None, max_frame=2**20)
+        with pytest.raises(KernelError) as error:
+            kernel.call({"op": "run", "code": ""}, timeout=0.1)
+        assert error.value.kind == "hung" and process.wait(timeout=10) == -9
+    finally:
+        process.kill()
+        theirs.close()
