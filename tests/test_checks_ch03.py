@@ -1,0 +1,316 @@
+"""Grader tests of exercise set ch03: solution full marks, untouched exercise zero, each pitfall named."""
+
+import pytest
+
+from posenc.checks import load_set
+from posenc.checks.core import NOT_ATTEMPTED, PASSED
+from tests.conftest import ROOT, notebook_namespace, with_submission
+
+EXERCISES = load_set("ch03")
+NAME = "ch03_addition_vs_concatenation.ipynb"
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return notebook_namespace(ROOT / "solutions" / NAME)
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return notebook_namespace(ROOT / "exercises" / NAME)
+
+
+def test_solution_gets_full_marks(solution):
+    results = EXERCISES.grade(solution)
+    assert [r.status for r in results] == [PASSED] * len(results), [r.line() for r in results]
+    assert sum(r.points for r in results) == EXERCISES.max_points == 10
+
+
+def test_untouched_exercise_gets_zero(exercise):
+    results = EXERCISES.grade(exercise)
+    assert sum(r.points for r in results) == 0
+    for r in results:
+        assert r.status == NOT_ATTEMPTED and "not attempted" in r.message, r.line()
+
+
+def test_inline_check_prints_one_line(solution, capsys):
+    from posenc.checks import checker
+
+    checker("ch03")("q4", solution)
+    assert capsys.readouterr().out.strip() == "[PASS] q4 (2/2): correct"
+
+
+def test_an_alternative_correct_answer_passes(solution):
+    code = """
+import numpy as np
+def concat_inputs(x, p):
+    tiled = np.repeat(p[np.newaxis], x.shape[0], axis=0)
+    return np.dstack([x, tiled])
+"""
+    assert EXERCISES.question("q2").grade(with_submission(solution, code)).status == PASSED
+
+
+# Realistic wrong submissions: question -> {name: (code, words the diagnosis must contain)}.
+WRONG = {
+    "q1": {
+        "no bias": ("""
+def projection_params(scheme, d_token, d_position, d_out):
+    width = d_token if scheme == "add" else d_token + d_position
+    return width * d_out
+""", "biases are missing"),
+        "bias per input": ("""
+def projection_params(scheme, d_token, d_position, d_out):
+    width = d_token if scheme == "add" else d_token + d_position
+    return width * d_out + width
+""", "one entry per output"),
+        "add widens": ("""
+def projection_params(scheme, d_token, d_position, d_out):
+    return (d_token + d_position) * d_out + d_out
+""", "addition keeps the width"),
+        "concat forgets positions": ("""
+def projection_params(scheme, d_token, d_position, d_out):
+    return d_token * d_out + d_out
+""", "concatenation widens the input"),
+        "schemes swapped": ("""
+def projection_params(scheme, d_token, d_position, d_out):
+    width = d_token + d_position if scheme == "add" else d_token
+    return width * d_out + d_out
+""", "swapped"),
+        "square layer": ("""
+def projection_params(scheme, d_token, d_position, d_out):
+    width = d_token if scheme == "add" else d_token + d_position
+    return width * width + width
+""", "input width for the output width"),
+        "float": ("""
+def projection_params(scheme, d_token, d_position, d_out):
+    width = d_token if scheme == "add" else d_token + d_position
+    return float(width * d_out + d_out)
+""", "return an int"),
+    },
+    "q2": {
+        "sequence axis": ("""
+import numpy as np
+def concat_inputs(x, p):
+    return np.concatenate([x, np.broadcast_to(p, x.shape)], axis=1)
+""", "sequence axis (axis 1)"),
+        "batch axis (default)": ("""
+import numpy as np
+def concat_inputs(x, p):
+    return np.concatenate([x, p[np.newaxis]])
+""", "batch axis (axis 0"),
+        "no broadcast": ("""
+import numpy as np
+def concat_inputs(x, p):
+    return np.concatenate([x, p], axis=-1)
+""", "p has no batch axis"),
+        "positions first": ("""
+import numpy as np
+def concat_inputs(x, p):
+    p = np.broadcast_to(p, (x.shape[0],) + p.shape)
+    return np.concatenate([p, x], axis=2)
+""", "not [p; x]"),
+        "added": ("""
+def concat_inputs(x, p):
+    return x + p
+""", "you added x and p"),
+    },
+    "q3": {
+        "sum never assigned": ("""
+def sum_of_projections(x, p, w):
+    d_x = x.shape[1]
+    out = x @ w[:d_x]
+    out + p @ w[d_x:]
+    return out
+""", "never added it"),
+        "positions only": ("""
+def sum_of_projections(x, p, w):
+    out = x @ w[: x.shape[1]]
+    out = p @ w[x.shape[1]:]
+    return out
+""", "token part is missing"),
+        "blocks swapped": ("""
+def sum_of_projections(x, p, w):
+    d_p = p.shape[1]
+    return x @ w[d_p:] + p @ w[:d_p]
+""", "blocks are swapped"),
+        "one block for both": ("""
+def sum_of_projections(x, p, w):
+    w_x = w[: x.shape[1]]
+    return x @ w_x + p @ w_x
+""", "token block W_x for the positions too"),
+        "split at d_p": ("""
+def sum_of_projections(x, p, w):
+    d_p = p.shape[1]
+    return x @ w[:d_p] + p @ w[d_p:]
+""", "first d_x ="),
+        "columns instead of rows": ("""
+def sum_of_projections(x, p, w):
+    d_x = x.shape[1]
+    return x @ w[:, :d_x] + p @ w[:, d_x:]
+""", "rows of w"),
+    },
+    "q4": {
+        "mixed terms swapped": ("""
+import numpy as np
+def logit_terms(x, p, w_q, w_k):
+    tt = (x @ w_q) @ (x @ w_k).T
+    tp = (p @ w_q) @ (x @ w_k).T
+    pt = (x @ w_q) @ (p @ w_k).T
+    pp = (p @ w_q) @ (p @ w_k).T
+    return np.stack([tt, tp, pt, pp])
+""", "mixed terms are swapped"),
+        "divided by sqrt(d_k)": ("""
+import numpy as np
+def logit_terms(x, p, w_q, w_k):
+    q_x, q_p, k_x, k_p = x @ w_q, p @ w_q, x @ w_k, p @ w_k
+    scale = np.sqrt(w_q.shape[1])
+    return np.stack([q_x @ k_x.T, q_x @ k_p.T, q_p @ k_x.T, q_p @ k_p.T]) / scale
+""", "sqrt(d_k)"),
+        "keys as rows": ("""
+import numpy as np
+def logit_terms(x, p, w_q, w_k):
+    q_x, q_p, k_x, k_p = x @ w_q, p @ w_q, x @ w_k, p @ w_k
+    return np.stack([k_x @ q_x.T, k_p @ q_x.T, k_x @ q_p.T, k_p @ q_p.T])
+""", "rows and columns are exchanged"),
+        "W_Q and W_K exchanged": ("""
+import numpy as np
+def logit_terms(x, p, w_q, w_k):
+    q_x, q_p, k_x, k_p = x @ w_k, p @ w_k, x @ w_q, p @ w_q
+    return np.stack([q_x @ k_x.T, q_x @ k_p.T, q_p @ k_x.T, q_p @ k_p.T])
+""", "W_Q and W_K are exchanged"),
+        "W_Q for keys": ("""
+import numpy as np
+def logit_terms(x, p, w_q, w_k):
+    q_x, q_p = x @ w_q, p @ w_q
+    return np.stack([q_x @ q_x.T, q_x @ q_p.T, q_p @ q_x.T, q_p @ q_p.T])
+""", "keys use W_Q"),
+        "tuple": ("""
+def logit_terms(x, p, w_q, w_k):
+    q_x, q_p, k_x, k_p = x @ w_q, p @ w_q, x @ w_k, p @ w_k
+    return q_x @ k_x.T, q_x @ k_p.T, q_p @ k_x.T, q_p @ k_p.T
+""", "np.stack"),
+        "the sum": ("""
+def logit_terms(x, p, w_q, w_k):
+    h = x + p
+    return (h @ w_q) @ (h @ w_k).T
+""", "sum of the four terms"),
+        "no transpose": ("""
+import numpy as np
+def logit_terms(x, p, w_q, w_k):
+    q_x, q_p, k_x, k_p = x @ w_q, p @ w_q, x @ w_k, p @ w_k
+    return np.stack([q_x @ k_x, q_x @ k_p, q_p @ k_x, q_p @ k_p])
+""", "queries @ keys.T"),
+    },
+    "q5": {
+        "1/sqrt(d)": ("""
+import numpy as np
+def scaled_inputs(tokens, table, pe):
+    n = tokens.shape[-1]
+    return table[tokens] / np.sqrt(table.shape[1]) + pe[:n]
+""", "divided by sqrt(d_model)"),
+        "no scale": ("""
+def scaled_inputs(tokens, table, pe):
+    return table[tokens] + pe[: tokens.shape[-1]]
+""", "not scaled"),
+        "times d": ("""
+def scaled_inputs(tokens, table, pe):
+    d = table.shape[1]
+    return d * table[tokens] + pe[: tokens.shape[-1]]
+""", "multiplied by d_model"),
+        "scaled the encoding too": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    n = tokens.shape[-1]
+    return math.sqrt(table.shape[1]) * (table[tokens] + pe[:n])
+""", "scaled the positional encoding too"),
+        "sum never assigned": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    n = tokens.shape[-1]
+    x = math.sqrt(table.shape[1]) * table[tokens]
+    x + pe[:n]
+    return x
+""", "never assigned"),
+        "pe[n]": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    n = tokens.shape[-1]
+    return math.sqrt(table.shape[1]) * table[tokens] + pe[n]
+""", "row n of pe"),
+        "pe[:, :n]": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    n = tokens.shape[-1]
+    return math.sqrt(table.shape[1]) * table[tokens] + pe[:, :n]
+""", "not pe[:, :n]"),
+        "positions from 1": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    n = tokens.shape[-1]
+    return math.sqrt(table.shape[1]) * table[tokens] + pe[1:n + 1]
+""", "positions start at 0"),
+        "len of a batch": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    return math.sqrt(table.shape[1]) * table[tokens] + pe[:len(tokens)]
+""", "tokens.shape[-1], not len(tokens)"),
+    },
+    "q6": {
+        "tensor2tensor's std": ("""
+def matching_init_std(d_model):
+    return d_model ** -0.5
+""", "tensor2tensor"),
+        "variance": ("""
+def matching_init_std(d_model):
+    return 1 / (2 * d_model)
+""", "variance"),
+        "divided by the scale": ("""
+import math
+def matching_init_std(d_model):
+    return math.sqrt(d_model / 2)
+""", "divided by sqrt(d_model) instead of multiplying"),
+        "scale left out": ("""
+def matching_init_std(d_model):
+    return 2 ** -0.5
+""", "scale is left out"),
+        "PE norm sqrt(d)/2": ("""
+import math
+def matching_init_std(d_model):
+    return 1 / (2 * math.sqrt(d_model))
+""", "not sqrt(d_model) / 2"),
+    },
+}
+
+CASES = [(qid, name) for qid, cases in WRONG.items() for name in cases]
+
+
+@pytest.mark.parametrize("qid,name", CASES, ids=[f"{q}-{n}" for q, n in CASES])
+def test_pitfall_is_named(solution, qid, name):
+    code, fragment = WRONG[qid][name]
+    result = EXERCISES.question(qid).grade(with_submission(solution, code))
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+def test_every_mistake_has_a_submission_that_triggers_it(solution):
+    """Each Mistake message of the set is produced by at least one realistic submission above."""
+    produced = {qid: [EXERCISES.question(qid).grade(with_submission(solution, code)).message
+                      for code, _ in cases.values()] for qid, cases in WRONG.items()}
+    for question in EXERCISES.questions:
+        for mistake in question.mistakes:
+            assert any(mistake.message in m for m in produced[question.qid]), (question.qid, mistake.message)
+
+
+def test_raising_student_code_is_reported_not_raised(solution):
+    code = "def matching_init_std(d_model):\n    return 1 / 0"
+    result = EXERCISES.question("q6").grade(with_submission(solution, code))
+    assert result.points == 0 and "ZeroDivisionError" in result.message
+
+
+def test_student_cannot_change_the_probes_by_mutating_inputs(solution):
+    code = """
+def sum_of_projections(x, p, w):
+    w[:] = 0
+    return x @ w[: x.shape[1]]
+"""
+    assert EXERCISES.question("q3").grade(with_submission(solution, code)).points == 0
+    assert EXERCISES.question("q3").grade(solution).status == PASSED
