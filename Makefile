@@ -1,7 +1,7 @@
 # Two commands do everything on a fresh machine with Python 3.11 and make:
 #   make book   set up .venv, execute every notebook and build the site into _build/html
 #   make test   set up .venv and run every test (what CI runs)
-# Other targets: lab, exercises, bench, grade, clean.
+# Other targets: lab, exercises, bench, grade, experiments, clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -16,7 +16,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help setup book test lab exercises bench grade clean
+.PHONY: help setup book test lab exercises bench grade experiments clean
 
 help:
 	@sed -n 's/^#  *//p' Makefile | head -4
@@ -53,6 +53,9 @@ OUT         ?= grades.csv
 FEEDBACK    ?= feedback
 grade: $(STAMP)
 	$(BIN)/python -m posenc.grade $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK)
+
+experiments: $(STAMP)
+	$(BIN)/python -m posenc.experiments ch04 --out results/ch04.json
 
 clean:
 	rm -rf _build .pytest_cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -38,6 +39,7 @@ class TinyTransformer(nn.Module):
         self.positional = positional if combine != "none" else None
         position_width = position_width or d_model // 2
         token_width = d_model - position_width if combine == "concat" else d_model
+        self.position_width = position_width if combine == "concat" else d_model
         self.embedding = nn.Embedding(vocab_size, token_width)
         if embed_init_std is not None:          # default: PyTorch's N(0, 1)
             nn.init.normal_(self.embedding.weight, std=embed_init_std)
@@ -52,6 +54,9 @@ class TinyTransformer(nn.Module):
         if self.combine == "none":
             return x
         table = self.positional(tokens.shape[1]).to(x.dtype)      # (seq, width)
+        if table.shape[-1] != self.position_width:
+            raise ValueError(f"combine={self.combine!r} needs a positional table of width {self.position_width}, "
+                             f"but the positional module returns width {table.shape[-1]}")
         if self.combine == "add":
             return x + table
         return torch.cat([x, table.expand(tokens.shape[0], -1, -1)], dim=-1)
@@ -97,12 +102,66 @@ def train(model: nn.Module, task, config: TrainConfig) -> list[float]:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, task, seq_len: int, n_sequences: int = 512, seed: int = 12345) -> float:
-    """Accuracy on fresh sequences of one length (a seed disjoint from training's by default)."""
+def evaluate(model: nn.Module, task, seq_len: int, n_sequences: int = 512, seed: int = 12345,
+             window: int | None = None) -> float:
+    """Accuracy on fresh sequences of one length (a seed disjoint from training's by default).
+
+    With ``window``, the model reads the sequence through ``predict_windowed`` (never more than ``window``
+    tokens at a time).
+    """
     model.eval()
     generator = torch.Generator().manual_seed(seed)
     tokens, targets = task.batch(n_sequences, seq_len, generator)
-    return accuracy(model(tokens), targets)
+    logits = model(tokens) if window is None else predict_windowed(model, tokens, window)
+    return accuracy(logits, targets)
+
+
+@torch.no_grad()
+def predict_windowed(model: nn.Module, tokens: torch.Tensor, window: int, stride: int | None = None) -> torch.Tensor:
+    """Logits for a long sequence computed from windows of at most ``window`` tokens.
+
+    Windows start at 0, stride, 2 * stride, ... (default stride: window // 2). Each position takes its
+    logits from the earliest window that contains it, so for a causal model the prediction at position t
+    sees at least window - stride tokens before it (or all of them, near the start), and never a
+    position index >= window. This is how a model with a fixed-size table reads text longer than the
+    table: in overlapping chunks, at the price of forgetting what lies further back.
+    """
+    stride = stride or max(1, window // 2)
+    if not 0 < stride <= window:
+        raise ValueError(f"need 0 < stride <= window, got stride={stride}, window={window}")
+    seq_len = tokens.shape[1]
+    if seq_len <= window:
+        return model(tokens)
+    logits = None
+    done = 0                                     # positions < done already have their logits
+    for start in range(0, seq_len, stride):
+        stop = min(start + window, seq_len)
+        chunk = model(tokens[:, start:stop])
+        if logits is None:
+            logits = chunk.new_empty(tokens.shape[0], seq_len, chunk.shape[-1])
+        logits[:, done:stop] = chunk[:, done - start:]
+        done = stop
+        if stop == seq_len:
+            break
+    return logits
+
+
+@torch.no_grad()
+def accuracy_by_position(model: nn.Module, task, seq_len: int, n_sequences: int = 512, seed: int = 12345,
+                         window: int | None = None) -> np.ndarray:
+    """Accuracy at each position 0 .. seq_len - 1 on fresh sequences (NaN where no position has a target).
+
+    For a causal model the prediction at position t reads tokens 0..t only, so one long evaluation
+    measures every shorter length at once.
+    """
+    model.eval()
+    generator = torch.Generator().manual_seed(seed)
+    tokens, targets = task.batch(n_sequences, seq_len, generator)
+    logits = model(tokens) if window is None else predict_windowed(model, tokens, window)
+    keep = targets != IGNORE
+    correct = ((logits.argmax(-1) == targets) & keep).sum(0).double()
+    counts = keep.sum(0).double()
+    return (correct / counts).numpy()            # 0 / 0 = NaN where no position has a target
 
 
 def parameter_count(module: nn.Module, trainable_only: bool = True) -> int:

@@ -1,0 +1,565 @@
+"""Checks of exercise set ch04: learned vs sinusoidal positional encodings, as torch modules.
+
+The students write classes and a torch function, so the questions here collect differently from
+``FunctionQuestion``: ``collect`` builds the student's module with grader-chosen sizes, overwrites any
+learned table with grader-chosen values, runs it on grader-chosen tensors and records plain data (arrays,
+the names and shapes of parameters, buffers and tensor attributes, gradients, exception text). ``judge``
+rebuilds every input from the seed, computes the reference itself and names the mistake.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from posenc.checks.core import (
+    ExerciseSet,
+    FunctionQuestion,
+    Mistake,
+    Question,
+    TypedValue,
+    call_student,
+    to_plain,
+)
+from posenc.encoding import sinusoidal_encoding
+
+ATOL = 1e-4     # float32 arithmetic on values of order 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# Grader-chosen inputs, rebuilt identically in collect and judge
+
+
+def _grader_array(seed: int, tag: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Random float32 values, fixed by (seed, tag); rounded so float32 and float64 agree exactly."""
+    rng = np.random.default_rng([seed, tag])
+    return np.round(rng.normal(size=shape), 3).astype(np.float32)
+
+
+def _tensor(array: np.ndarray):
+    import torch
+
+    return torch.tensor(array)
+
+
+def _structure(module) -> dict:
+    """Names and shapes of what the module holds: parameters, buffers and plain tensor attributes."""
+    import torch
+
+    return {
+        "parameters": [(name, tuple(p.shape), bool(p.requires_grad)) for name, p in module.named_parameters()],
+        "buffers": [(name, tuple(b.shape)) for name, b in module.named_buffers()],
+        "attributes": [(name, tuple(v.shape)) for name, v in vars(module).items() if isinstance(v, torch.Tensor)],
+    }
+
+
+def _table_tensor(module, numel: int):
+    """The parameter or buffer holding ``numel`` numbers (the student's table), and its kind."""
+    for kind, items in (("parameter", module.named_parameters()), ("buffer", module.named_buffers())):
+        for name, tensor in items:
+            if tensor.numel() == numel:
+                return tensor, kind, name
+    return None, None, None
+
+
+def _require_class(obj, name: str) -> None:
+    if not isinstance(obj, type):
+        raise TypeError(f"`{name}` should be a class (an nn.Module subclass), but it is a {type(obj).__name__}")
+
+
+def _run_forward(module, x) -> dict:
+    """Call the module on x; record the output (plain data) or the exception."""
+    outcome = call_student(module, x)
+    return {"error": outcome.error, "output": to_plain(outcome.value) if outcome.ok else None}
+
+
+def _output_array(value) -> tuple[np.ndarray | None, str | None]:
+    """The output as a numpy array, or a sentence saying why it is not a tensor."""
+    if isinstance(value, TypedValue) and value.type_name == "torch.Tensor":
+        return np.asarray(value.value, dtype=np.float64), None
+    if isinstance(value, np.ndarray):
+        return None, "forward returned a numpy array; return a torch tensor"
+    if isinstance(value, TypedValue):
+        return None, f"forward returned a {value.type_name}; return a torch tensor"
+    return None, f"forward returned {type(value).__name__} {value!r:.40}; return a torch tensor"
+
+
+def _mismatch(got: np.ndarray, expected: np.ndarray, input_shape: tuple) -> str | None:
+    if got.shape != expected.shape:
+        hint = ""
+        if got.ndim == 3 and got.shape == (input_shape[1], input_shape[0], input_shape[2]):
+            hint = " (the first two axes are swapped: return the layout you were given)"
+        elif got.ndim == 2:
+            hint = " (a batch axis is missing: the output has the shape of the input)"
+        return f"the output has shape {got.shape}; expected {expected.shape}, the shape of the input{hint}"
+    if not np.allclose(got, expected, atol=ATOL, rtol=0):
+        diff = np.where(np.isnan(got), np.inf, np.abs(got - expected))
+        where = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
+        return f"the output is wrong at index {where}: expected {expected[where]:.4f}, got {got[where]:.4f}"
+    return None
+
+
+@dataclass
+class Variant:
+    """A known wrong answer for the module and function questions: message and expected output."""
+
+    message: str
+    output: Callable[[dict], np.ndarray]      # from the probe's context (x, table, n, ...) to an output
+
+
+def _name_variant(variants, contexts, outputs) -> str | None:
+    """Message of the first variant that reproduces every tensor the student returned.
+
+    A variant that would raise on a probe (as the student's code may have) skips that probe; shapes are
+    compared after broadcasting, so returning the bare (n, d) table is recognised too.
+    """
+    for variant in variants:
+        compared = 0
+        for context, got in zip(contexts, outputs):
+            if got is None:
+                continue
+            try:
+                expected = np.asarray(variant.output(context), dtype=np.float64)
+            except (IndexError, ValueError):
+                continue
+            try:
+                got_b, expected_b = np.broadcast_arrays(got, expected)
+            except ValueError:
+                break
+            if not np.allclose(got_b, expected_b, atol=ATOL, rtol=0):
+                break
+            compared += 1
+        else:
+            if compared:
+                return variant.message
+    return None
+
+
+# Messages shared by the questions (tests look for their key phrases).
+FORGOT_TO_ADD = ("the output equals the input: the encoding was computed but never added to x "
+                 "(a bare `x + pe` line changes nothing; assign it, `x = x + pe`, or return it)")
+TABLE_ONLY = "the output is the positional table alone: return x + pe, the input plus its positions"
+SINGLE_ROW = ("every position got the same row, the one for position n: you indexed pe[:, n] (or pe[n]) "
+              "where the first n rows, pe[:, :n] (or pe[:n]), were meant")
+BATCH_AXIS = ("wrong broadcasting over the batch: sequence b got the row of position b at every one of its "
+              "positions, as if the input were sequence-first (seq, batch, d); for batch-first input slice "
+              "the table by x.size(1) and let it broadcast over dimension 0")
+FROM_ONE = "positions start at 0: row 0 of the table belongs to the first token"
+LEARNED_BUFFER = ("the learned table is registered as a buffer, so it is never trained; a learned encoding "
+                  "must be a parameter (nn.Parameter or nn.Embedding)")
+LEARNED_ATTRIBUTE = ("the table is a plain tensor attribute: torch does not see it as a parameter, so it is "
+                     "never trained (wrap it in nn.Parameter, or use nn.Embedding)")
+LEARNED_FROZEN = "the table has requires_grad=False: it is frozen, so nothing is learned"
+NO_GRADIENT = ("no gradient reaches the table: the output was computed from a detached copy (.data, .detach(), "
+               "torch.tensor(...) or torch.no_grad()), so training cannot change the table")
+SIN_PARAMETER = ("the sinusoidal table is registered as a parameter: a fixed encoding must not appear in "
+                 "parameters(), where optimisers receive it and parameter counts include it; store it with "
+                 "self.register_buffer(...)")
+SIN_ATTRIBUTE = ("the table is a plain tensor attribute, not a buffer: .to(device) and .double() would leave "
+                 "it behind; store it with self.register_buffer(...)")
+GUARD_SILENT = ("past max_len the module returned a result, but there is no row there: raise a ValueError "
+                "instead of inventing one")
+GUARD_TYPE = ("past max_len the module raised something other than a ValueError: check the length first and "
+              "raise a ValueError that names max_len")
+GUARD_LIMIT = "the ValueError does not say the maximum: tell the user the limit, max_len"
+GUARD_OFF_BY_ONE = ("off by one: positions 0..max_len-1 all have rows, so a sequence of exactly max_len tokens "
+                    "fits and must not raise")
+
+
+def _catalogued(*messages) -> tuple:
+    """Diagnoses listed on the Common mistakes page (posenc.mistakes reads a question's ``mistakes``)."""
+    return tuple(Variant(m, lambda c: None) for m in messages)
+
+
+# ---------------------------------------------------------------------------------------------------
+# q1: a learned positional embedding module
+
+
+LEARNED_PROBES = [(10, 4, (3, 6, 4)), (10, 4, (2, 10, 4)), (50, 8, (1, 7, 8)), (20, 6, (5, 1, 6)), (12, 3, (4, 2, 3))]
+
+LEARNED_VARIANTS = [
+    Variant(FORGOT_TO_ADD, lambda c: c["x"]),
+    Variant(TABLE_ONLY, lambda c: c["table"][: c["n"]]),
+    Variant(SINGLE_ROW, lambda c: c["x"] + c["table"][c["n"]]),
+    Variant(BATCH_AXIS, lambda c: c["x"] + c["table"][: c["x"].shape[0]][:, None, :]),
+    Variant(FROM_ONE, lambda c: c["x"] + c["table"][1: c["n"] + 1]),
+]
+
+
+def _learned_context(seed: int, index: int) -> dict:
+    max_len, d_model, shape = LEARNED_PROBES[index]
+    return {"max_len": max_len, "d_model": d_model, "n": shape[1],
+            "x": _grader_array(seed, 100 + index, shape), "table": _grader_array(seed, 200 + index, (max_len, d_model))}
+
+
+@dataclass
+class LearnedModuleQuestion(Question):
+    """``cls(max_len, d_model)`` adds a trainable (max_len, d_model) table to batch-first input."""
+
+    mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT) + tuple(LEARNED_VARIANTS)
+
+    def collect(self, cls, seed=0):
+        import torch
+
+        _require_class(cls, self.name)
+        records = []
+        for index in range(len(LEARNED_PROBES)):
+            context = _learned_context(seed, index)
+            built = call_student(cls, context["max_len"], context["d_model"])
+            if not built.ok:
+                records.append({"constructor_error": built.error})
+                continue
+            module = built.value
+            record = {"structure": _structure(module)}
+            table, kind, name = _table_tensor(module, context["max_len"] * context["d_model"])
+            record["table"] = None if table is None else {"kind": kind, "name": name, "shape": tuple(table.shape)}
+            if table is not None:
+                with torch.no_grad():
+                    table.copy_(_tensor(context["table"]).reshape(table.shape).to(table.dtype))
+            outcome = call_student(module, _tensor(context["x"]))
+            record["error"] = outcome.error
+            record["output"] = to_plain(outcome.value) if outcome.ok else None
+            record["gradient"] = None
+            if outcome.ok and table is not None and kind == "parameter" and isinstance(outcome.value, torch.Tensor):
+                try:
+                    outcome.value.sum().backward()
+                except Exception:           # no graph: reported as a missing gradient below
+                    pass
+                if table.grad is not None:
+                    record["gradient"] = table.grad.detach().reshape(context["max_len"], -1).cpu().numpy().copy()
+            records.append(record)
+        return records
+
+    def judge(self, records, seed=0):
+        if len(records) != len(LEARNED_PROBES):
+            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
+        contexts = [_learned_context(seed, i) for i in range(len(LEARNED_PROBES))]
+        for context, record in zip(contexts, records):
+            call = f"{self.name}(max_len={context['max_len']}, d_model={context['d_model']})"
+            if record.get("constructor_error"):
+                return False, f"{call} raised {record['constructor_error']}"
+            problem = _learned_structure_problem(record, context)
+            if problem:
+                return False, f"{problem} (seen in {call})"
+        outputs, first_problem = [], None
+        for context, record in zip(contexts, records):
+            call = f"{self.name}({context['max_len']}, {context['d_model']}) on x of shape {context['x'].shape}"
+            got, problem = None, None
+            if record["error"]:
+                problem = f"{call} raised {record['error']}"
+            else:
+                got, problem = _output_array(record["output"])
+                expected = context["x"] + context["table"][: context["n"]]
+                problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
+            outputs.append(got)
+            if problem and first_problem is None:
+                first_problem = f"{call}: {problem}" if not problem.startswith(call) else problem
+        if first_problem:
+            named = _name_variant(LEARNED_VARIANTS, contexts, outputs)
+            return False, named or first_problem
+        for context, record in zip(contexts, records):
+            gradient = record["gradient"]
+            if gradient is None:
+                return False, NO_GRADIENT
+            batch, n = context["x"].shape[0], context["n"]
+            if not (np.allclose(gradient[:n], batch) and np.allclose(gradient[n:], 0)):
+                return False, "the gradient of the table is not what x + table[:n] gives: rows 0..n-1 must be used once per sequence"
+        return True, "correct"
+
+
+def _learned_structure_problem(record: dict, context: dict) -> str | None:
+    numel = context["max_len"] * context["d_model"]
+    structure, table = record["structure"], record["table"]
+    parameters = structure["parameters"]
+    if table is None or table["kind"] != "parameter":
+        if table is not None:
+            return f"{LEARNED_BUFFER} (`{table['name']}`)"
+        if any(math.prod(shape) == numel for _, shape in structure["attributes"]):
+            return LEARNED_ATTRIBUTE
+        return f"found no parameter with max_len * d_model = {numel} numbers: where is the table?"
+    if not next(trainable for name, _, trainable in parameters if name == table["name"]):
+        return LEARNED_FROZEN
+    total = sum(math.prod(shape) for _, shape, _ in parameters)
+    if total != numel:
+        names = ", ".join(name for name, _, _ in parameters)
+        return (f"the module has {total} parameters ({names}); a learned positional table has exactly "
+                f"max_len * d_model = {numel}")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# q2: the sinusoidal module, a buffer
+
+
+SINUSOIDAL_PROBES = [(8, 50, (3, 5, 8)), (6, 20, (2, 20, 6)), (16, 100, (1, 7, 16)), (4, 12, (4, 3, 4))]
+
+SINUSOIDAL_VARIANTS = [
+    Variant(FORGOT_TO_ADD, lambda c: c["x"]),
+    Variant(TABLE_ONLY, lambda c: c["table"][: c["n"]]),
+    Variant(SINGLE_ROW, lambda c: c["x"] + c["table"][c["n"]]),
+    Variant(BATCH_AXIS, lambda c: c["x"] + c["table"][: c["x"].shape[0]][:, None, :]),
+    Variant(FROM_ONE, lambda c: c["x"] + c["table"][1: c["n"] + 1]),
+]
+
+
+def _sinusoidal_context(seed: int, index: int) -> dict:
+    d_model, max_len, shape = SINUSOIDAL_PROBES[index]
+    return {"max_len": max_len, "d_model": d_model, "n": shape[1],
+            "x": _grader_array(seed, 300 + index, shape), "table": sinusoidal_encoding(max_len, d_model)}
+
+
+@dataclass
+class SinusoidalModuleQuestion(Question):
+    """``cls(d_model, max_len)`` adds the fixed sinusoidal table, held as a buffer, to batch-first input."""
+
+    mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE) + tuple(SINUSOIDAL_VARIANTS)
+
+    def collect(self, cls, seed=0):
+        _require_class(cls, self.name)
+        records = []
+        for index in range(len(SINUSOIDAL_PROBES)):
+            context = _sinusoidal_context(seed, index)
+            built = call_student(cls, context["d_model"], context["max_len"])
+            if not built.ok:
+                records.append({"constructor_error": built.error})
+                continue
+            record = {"structure": _structure(built.value)}
+            record.update(_run_forward(built.value, _tensor(context["x"])))
+            records.append(record)
+        return records
+
+    def judge(self, records, seed=0):
+        if len(records) != len(SINUSOIDAL_PROBES):
+            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
+        contexts = [_sinusoidal_context(seed, i) for i in range(len(SINUSOIDAL_PROBES))]
+        for context, record in zip(contexts, records):
+            call = f"{self.name}(d_model={context['d_model']}, max_len={context['max_len']})"
+            if record.get("constructor_error"):
+                return False, f"{call} raised {record['constructor_error']}"
+            problem = _sinusoidal_structure_problem(record["structure"], context)
+            if problem:
+                return False, problem
+        outputs, first_problem = [], None
+        for context, record in zip(contexts, records):
+            call = f"{self.name}({context['d_model']}, {context['max_len']}) on x of shape {context['x'].shape}"
+            got, problem = None, None
+            if record["error"]:
+                problem = f"raised {record['error']}"
+            else:
+                got, problem = _output_array(record["output"])
+                expected = context["x"] + context["table"][: context["n"]]
+                problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
+            outputs.append(got)
+            if problem and first_problem is None:
+                first_problem = f"{call}: {problem}"
+        if first_problem:
+            return False, _name_variant(SINUSOIDAL_VARIANTS, contexts, outputs) or first_problem
+        return True, "correct"
+
+
+def _sinusoidal_structure_problem(structure: dict, context: dict) -> str | None:
+    parameters = structure["parameters"]
+    if parameters:
+        names = ", ".join(f"`{name}`" for name, _, _ in parameters)
+        frozen = all(not trainable for _, _, trainable in parameters)
+        note = " (even with requires_grad=False it is still a parameter)" if frozen else ""
+        return f"{SIN_PARAMETER}. Found: {names}{note}"
+    numel = context["max_len"] * context["d_model"]
+    if not structure["buffers"] and any(math.prod(shape) == numel for _, shape in structure["attributes"]):
+        return SIN_ATTRIBUTE
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# q3: batch-first and sequence-first
+
+
+LAYOUT_PROBES = [((3, 5, 8), True), ((5, 3, 8), False), ((4, 4, 6), False), ((4, 4, 6), True),
+                 ((2, 7, 4), False), ((1, 9, 4), True), ((6, 1, 4), False)]
+LAYOUT_MAX_LEN = 12
+
+
+def _layout_context(seed: int, index: int) -> dict:
+    shape, batch_first = LAYOUT_PROBES[index]
+    n = shape[1] if batch_first else shape[0]
+    return {"x": _grader_array(seed, 400 + index, shape), "batch_first": batch_first, "n": n,
+            "table": _grader_array(seed, 500 + index, (LAYOUT_MAX_LEN, shape[2]))}
+
+
+def add_positions(x, table, batch_first=True):
+    """Reference of q3 (numpy or torch): x plus the first n rows of the table, n the sequence length."""
+    if batch_first:
+        return x + table[: x.shape[1]]
+    return x + table[: x.shape[0]][:, None, :]
+
+
+LAYOUT_VARIANTS = [
+    Variant("with batch_first=False the table slice (n, d) broadcasts against the last two axes of x, "
+            "(batch, d): its rows line up with the batch axis, not the sequence axis. Add a batch axis: "
+            "table[:n, None, :] (or table[:n].unsqueeze(1))",
+            lambda c: c["x"] + c["table"][: c["x"].shape[0]] if not c["batch_first"]
+            else add_positions(c["x"], c["table"], True)),
+    Variant("with batch_first=False the sequence is dimension 0 and the batch dimension 1: your table rows "
+            "lined up with the batch axis (sequence b got row b at every position). Slice by x.size(0) and add "
+            "a batch axis: table[:n, None, :] (or table[:n].unsqueeze(1))",
+            lambda c: c["x"] + c["table"][: c["x"].shape[1]][None, :, :] if not c["batch_first"]
+            else add_positions(c["x"], c["table"], True)),
+    Variant("with batch_first=True the batch is dimension 0: your table rows lined up with the batch axis "
+            "(sequence b got row b at every position), the sequence-first rule applied to batch-first input",
+            lambda c: c["x"] + c["table"][: c["x"].shape[0]][:, None, :] if c["batch_first"]
+            else add_positions(c["x"], c["table"], False)),
+    Variant(FORGOT_TO_ADD, lambda c: c["x"]),
+    Variant(SINGLE_ROW, lambda c: c["x"] + c["table"][c["n"]]),
+]
+
+
+@dataclass
+class LayoutQuestion(Question):
+    """``fn(x, table, batch_first)`` for (batch, seq, d) and (seq, batch, d) inputs."""
+
+    mistakes: tuple = tuple(LAYOUT_VARIANTS)
+
+    def collect(self, fn, seed=0):
+        if not callable(fn):
+            raise TypeError(f"`{self.name}` should be a function, but it is a {type(fn).__name__}")
+        records = []
+        for index in range(len(LAYOUT_PROBES)):
+            context = _layout_context(seed, index)
+            outcome = call_student(fn, _tensor(context["x"]), _tensor(context["table"]),
+                                   batch_first=context["batch_first"])
+            records.append({"error": outcome.error, "output": to_plain(outcome.value) if outcome.ok else None})
+        return records
+
+    def judge(self, records, seed=0):
+        if len(records) != len(LAYOUT_PROBES):
+            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
+        contexts = [_layout_context(seed, i) for i in range(len(LAYOUT_PROBES))]
+        outputs, first_problem = [], None
+        for context, record in zip(contexts, records):
+            call = (f"{self.name}(x of shape {context['x'].shape}, table of shape {context['table'].shape}, "
+                    f"batch_first={context['batch_first']})")
+            got, problem = None, None
+            if record["error"]:
+                problem = f"raised {record['error']}"
+            else:
+                got, problem = _output_array(record["output"])
+                expected = add_positions(context["x"], context["table"], context["batch_first"])
+                problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
+            outputs.append(got)
+            if problem and first_problem is None:
+                first_problem = f"{call}: {problem}"
+        if first_problem:
+            return False, _name_variant(LAYOUT_VARIANTS, contexts, outputs) or first_problem
+        return True, "correct"
+
+
+# ---------------------------------------------------------------------------------------------------
+# q4: what each table costs
+
+
+def positional_parameters(kind, max_len, d_model):
+    return max_len * d_model if kind == "learned" else 0
+
+
+COUNT_PROBES = [("learned", 512, 768), ("learned", 1024, 768), ("sinusoidal", 512, 512), ("learned", 64, 32),
+                ("sinusoidal", 2048, 1024), ("learned", 7, 3)]
+
+COUNT_MISTAKES = [
+    Mistake("the sinusoidal table is a buffer, not a parameter: it costs no trainable parameters",
+            lambda kind, n, d: n * d),
+    Mistake("that is the size in bytes of a float32 table (4 bytes per number); count the numbers",
+            lambda kind, n, d: 4 * n * d if kind == "learned" else 0),
+    Mistake("every position has a row of d_model numbers, not d_model / 2 (that is the number of pairs)",
+            lambda kind, n, d: n * d // 2 if kind == "learned" else 0),
+    Mistake("the table has one number per (position, dimension): max_len * d_model, not max_len + d_model",
+            lambda kind, n, d: n + d if kind == "learned" else 0),
+]
+
+
+def _compare_count(got, expected, args):
+    if isinstance(got, bool) or not isinstance(got, (int, float)) or (isinstance(got, float) and not got.is_integer()):
+        return f"expected a whole number, got {got!r:.40}"
+    return None if int(got) == expected else f"expected {expected:,}, got {int(got):,}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# q5: past max_len
+
+
+GUARD_PROBES = [(10, 4, (2, 10, 4)), (10, 4, (2, 11, 4)), (10, 4, (3, 40, 4)), (25, 6, (1, 26, 6)), (25, 6, (2, 3, 6))]
+
+
+def _guard_context(seed: int, index: int) -> dict:
+    max_len, d_model, shape = GUARD_PROBES[index]
+    return {"max_len": max_len, "d_model": d_model, "n": shape[1], "x": _grader_array(seed, 600 + index, shape)}
+
+
+@dataclass
+class GuardQuestion(Question):
+    """``cls(max_len, d_model)`` raises a ValueError naming max_len for longer input, and only then."""
+
+    mistakes: tuple = _catalogued(GUARD_OFF_BY_ONE, GUARD_SILENT, GUARD_TYPE, GUARD_LIMIT)
+
+    def collect(self, cls, seed=0):
+        _require_class(cls, self.name)
+        records = []
+        for index in range(len(GUARD_PROBES)):
+            context = _guard_context(seed, index)
+            built = call_student(cls, context["max_len"], context["d_model"])
+            if not built.ok:
+                records.append({"constructor_error": built.error})
+                continue
+            outcome = call_student(built.value, _tensor(context["x"]))
+            output = to_plain(outcome.value) if outcome.ok else None
+            records.append({"error": outcome.error, "error_type": outcome.error_type,
+                            "shape": tuple(output.value.shape) if isinstance(output, TypedValue)
+                            and isinstance(output.value, np.ndarray) else None})
+        return records
+
+    def judge(self, records, seed=0):
+        if len(records) != len(GUARD_PROBES):
+            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
+        for index, record in enumerate(records):
+            context = _guard_context(seed, index)
+            max_len, n = context["max_len"], context["n"]
+            call = f"{self.name}(max_len={max_len}, ...) on a sequence of {n} tokens"
+            if record.get("constructor_error"):
+                return False, f"{self.name}({max_len}, {context['d_model']}) raised {record['constructor_error']}"
+            error, kind = record["error"], record["error_type"]
+            if n <= max_len:
+                if error and kind == "ValueError" and n == max_len:
+                    return False, f"{GUARD_OFF_BY_ONE} ({call} raised {error})"
+                if error:
+                    return False, f"{call} raised {error}; sequences up to max_len tokens must work"
+                if record["shape"] != context["x"].shape:
+                    return False, f"{call} returned no tensor of the input's shape {context['x'].shape}"
+                continue
+            if error is None:
+                return False, f"{GUARD_SILENT} ({call})"
+            if kind != "ValueError":
+                torch_own = any(phrase in error for phrase in ("index out of range in self", "must match the size"))
+                origin = ", an error from deep inside torch that does not say what the limit is" if torch_own else ""
+                return False, f"{GUARD_TYPE} ({call} raised {error}{origin})"
+            if not any(str(number) in error for number in (max_len, max_len - 1)):
+                return False, f"{GUARD_LIMIT} = {max_len} ({call} raised '{error}')"
+        return True, "correct"
+
+
+# ---------------------------------------------------------------------------------------------------
+
+EXERCISES = ExerciseSet("ch04", "Learned vs sinusoidal positional encodings", [
+    LearnedModuleQuestion(qid="q1", title="A learned positional embedding", name="LearnedPositionalEmbedding",
+                          points=3),
+    SinusoidalModuleQuestion(qid="q2", title="The sinusoidal encoding as a buffer", name="SinusoidalEncoding",
+                             points=3),
+    LayoutQuestion(qid="q3", title="Batch-first and sequence-first", name="add_positions", points=2),
+    FunctionQuestion(qid="q4", title="What each table costs", name="positional_parameters", points=1,
+                     probes=lambda seed: COUNT_PROBES, reference=positional_parameters,
+                     mistakes=COUNT_MISTAKES, compare=_compare_count,
+                     describe_args=lambda a: f"{a[0]!r}, max_len={a[1]}, d_model={a[2]}"),
+    GuardQuestion(qid="q5", title="Past max_len", name="CheckedPositionalEmbedding", points=2),
+])
+

@@ -1,0 +1,409 @@
+"""Grader tests of exercise set ch04: solution full marks, untouched exercise zero, each pitfall named."""
+
+import time
+
+import pytest
+
+from posenc.checks import load_set
+from posenc.checks.core import NOT_ATTEMPTED, PASSED
+from tests.conftest import ROOT, notebook_namespace, with_submission
+
+EXERCISES = load_set("ch04")
+NAME = "ch04_learned_vs_sinusoidal.ipynb"
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return notebook_namespace(ROOT / "solutions" / NAME)
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return notebook_namespace(ROOT / "exercises" / NAME)
+
+
+def grade(namespace, qid, code):
+    return EXERCISES.question(qid).grade(with_submission(namespace, code))
+
+
+def test_solution_gets_full_marks_quickly(solution):
+    start = time.perf_counter()
+    results = EXERCISES.grade(solution)
+    assert time.perf_counter() - start < 2, "feedback must arrive in well under a second per question"
+    assert [r.status for r in results] == [PASSED] * len(results), [r.line() for r in results]
+    assert sum(r.points for r in results) == EXERCISES.max_points == 11
+
+
+def test_untouched_exercise_gets_zero_and_is_not_attempted(exercise):
+    results = EXERCISES.grade(exercise)
+    assert sum(r.points for r in results) == 0
+    for r in results:
+        assert r.status == NOT_ATTEMPTED and "not attempted" in r.message, r.line()
+
+
+def test_inline_check_prints_one_line(solution, capsys):
+    from posenc.checks import checker
+
+    checker("ch04")("q2", solution)
+    assert capsys.readouterr().out.strip() == "[PASS] q2 (3/3): correct"
+
+
+# ---------------------------------------------------------------------------------------------------
+# q1: the learned module
+
+LEARNED_HEAD = """
+import torch
+from torch import nn
+class LearnedPositionalEmbedding(nn.Module):
+    def __init__(self, max_len, d_model):
+        super().__init__()
+        self.max_len = max_len
+"""
+
+Q1_RIGHT = {
+    "nn.Parameter, zero init": LEARNED_HEAD + """
+        self.table = nn.Parameter(torch.zeros(max_len, d_model))
+    def forward(self, x):
+        return x + self.table[: x.size(1)]
+""",
+    "embedding lookup of positions": LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+    def forward(self, x):
+        positions = torch.arange(x.shape[1], device=x.device)
+        return x + self.embedding(positions).unsqueeze(0)
+""",
+    "(1, max_len, d) parameter": LEARNED_HEAD + """
+        self.pe = nn.Parameter(torch.randn(1, max_len, d_model) * 0.02)
+    def forward(self, x):
+        return x + self.pe[:, : x.size(1)]
+""",
+}
+
+
+@pytest.mark.parametrize("name", Q1_RIGHT)
+def test_q1_accepts_the_usual_right_answers(solution, name):
+    result = grade(solution, "q1", Q1_RIGHT[name])
+    assert result.status == PASSED, result.line()
+
+
+Q1_WRONG = {
+    "table registered as a buffer": (LEARNED_HEAD + """
+        self.register_buffer("pe", torch.randn(max_len, d_model) * 0.02)
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+""", "registered as a buffer"),
+    "plain tensor attribute": (LEARNED_HEAD + """
+        self.pe = torch.randn(max_len, d_model) * 0.02
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+""", "plain tensor attribute"),
+    "frozen parameter": (LEARNED_HEAD + """
+        self.pe = nn.Parameter(torch.randn(max_len, d_model), requires_grad=False)
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+""", "requires_grad=False"),
+    "extra parameters": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+        self.mix = nn.Linear(d_model, d_model)
+    def forward(self, x):
+        return x + self.embedding.weight[: x.size(1)]
+""", "exactly max_len * d_model"),
+    "forgot to add": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+    def forward(self, x):
+        positions = self.embedding(torch.arange(x.size(1)))
+        x + positions
+        return x
+""", "never added"),
+    "returns the table only": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+    def forward(self, x):
+        return self.embedding(torch.arange(x.size(1)))
+""", "table alone"),
+    "pe[:, n] instead of pe[:, :n]": (LEARNED_HEAD + """
+        self.pe = nn.Parameter(torch.randn(1, max_len, d_model) * 0.02)
+    def forward(self, x):
+        return x + self.pe[:, x.size(1)]
+""", "pe[:, n]"),
+    "sequence-first code on batch-first input": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+    def forward(self, x):
+        seq_len = x.size(0)
+        return x + self.embedding(torch.arange(seq_len)).unsqueeze(1)
+""", "wrong broadcasting over the batch"),
+    "positions from 1": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+    def forward(self, x):
+        return x + self.embedding(torch.arange(1, x.size(1) + 1))
+""", "positions start at 0"),
+    "detached table": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+    def forward(self, x):
+        return x + self.embedding.weight.data[: x.size(1)]
+""", "no gradient reaches the table"),
+    "numpy output": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+    def forward(self, x):
+        return (x + self.embedding.weight[: x.size(1)]).detach().numpy()
+""", "return a torch tensor"),
+}
+
+
+@pytest.mark.parametrize("name", Q1_WRONG)
+def test_q1_pitfalls_are_named(solution, name):
+    code, fragment = Q1_WRONG[name]
+    result = grade(solution, "q1", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+# ---------------------------------------------------------------------------------------------------
+# q2: the sinusoidal module
+
+SINUSOIDAL_HEAD = """
+import posenc
+import torch
+from torch import nn
+class SinusoidalEncoding(nn.Module):
+    def __init__(self, d_model, max_len=512):
+        super().__init__()
+"""
+
+Q2_RIGHT = {
+    "(1, max_len, d) buffer": SINUSOIDAL_HEAD + """
+        self.register_buffer("pe", posenc.sinusoidal_encoding_torch(max_len, d_model).unsqueeze(0), persistent=False)
+    def forward(self, x):
+        return x + self.pe[:, : x.size(1)]
+""",
+    "computed in forward, no table kept": SINUSOIDAL_HEAD + """
+        self.d_model = d_model
+    def forward(self, x):
+        return x + posenc.sinusoidal_encoding_torch(x.size(1), self.d_model)
+""",
+}
+
+
+@pytest.mark.parametrize("name", Q2_RIGHT)
+def test_q2_accepts_the_usual_right_answers(solution, name):
+    result = grade(solution, "q2", Q2_RIGHT[name])
+    assert result.status == PASSED, result.line()
+
+
+Q2_WRONG = {
+    "table as a parameter": (SINUSOIDAL_HEAD + """
+        self.pe = nn.Parameter(posenc.sinusoidal_encoding_torch(max_len, d_model))
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+""", "registered as a parameter"),
+    "frozen parameter is still a parameter": (SINUSOIDAL_HEAD + """
+        self.pe = nn.Parameter(posenc.sinusoidal_encoding_torch(max_len, d_model), requires_grad=False)
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+""", "even with requires_grad=False it is still a parameter"),
+    "plain attribute": (SINUSOIDAL_HEAD + """
+        self.pe = posenc.sinusoidal_encoding_torch(max_len, d_model)
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+""", "plain tensor attribute, not a buffer"),
+    "sequence-first tutorial code": (SINUSOIDAL_HEAD + """
+        pe = posenc.sinusoidal_encoding_torch(max_len, d_model).unsqueeze(1)   # (max_len, 1, d_model)
+        self.register_buffer("pe", pe)
+    def forward(self, x):
+        return x + self.pe[: x.size(0)]
+""", "wrong broadcasting over the batch"),
+    "pe[:, n] instead of pe[:, :n]": (SINUSOIDAL_HEAD + """
+        self.register_buffer("pe", posenc.sinusoidal_encoding_torch(max_len, d_model).unsqueeze(0))
+    def forward(self, x):
+        return x + self.pe[:, x.size(1)]
+""", "pe[:, n]"),
+    "forgot to add": (SINUSOIDAL_HEAD + """
+        self.register_buffer("pe", posenc.sinusoidal_encoding_torch(max_len, d_model).unsqueeze(0))
+    def forward(self, x):
+        x + self.pe[:, : x.size(1)]
+        return x
+""", "never added"),
+    "returns the encoding only": (SINUSOIDAL_HEAD + """
+        self.register_buffer("pe", posenc.sinusoidal_encoding_torch(max_len, d_model))
+    def forward(self, x):
+        return self.pe[: x.size(1)].expand_as(x)
+""", "table alone"),
+}
+
+
+@pytest.mark.parametrize("name", Q2_WRONG)
+def test_q2_pitfalls_are_named(solution, name):
+    code, fragment = Q2_WRONG[name]
+    result = grade(solution, "q2", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+# ---------------------------------------------------------------------------------------------------
+# q3: layouts
+
+Q3_WRONG = {
+    "no batch axis for sequence-first": ("""
+def add_positions(x, table, batch_first=True):
+    if batch_first:
+        return x + table[: x.shape[1]]
+    return x + table[: x.shape[0]]
+""", "table[:n, None, :]"),
+    "batch_first ignored": ("""
+def add_positions(x, table, batch_first=True):
+    return x + table[: x.size(1)]
+""", "with batch_first=False the sequence is dimension 0"),
+    "always sequence-first": ("""
+def add_positions(x, table, batch_first=True):
+    return x + table[: x.size(0)].unsqueeze(1)
+""", "with batch_first=True the batch is dimension 0"),
+    "returns the other layout": ("""
+def add_positions(x, table, batch_first=True):
+    if not batch_first:
+        x = x.transpose(0, 1)
+    return x + table[: x.shape[1]]
+""", "swapped"),
+    "forgot to return the sum": ("""
+def add_positions(x, table, batch_first=True):
+    n = x.shape[1] if batch_first else x.shape[0]
+    rows = table[:n] if batch_first else table[:n, None]
+    x + rows
+    return x
+""", "never added"),
+    "single row": ("""
+def add_positions(x, table, batch_first=True):
+    n = x.shape[1] if batch_first else x.shape[0]
+    return x + table[n]
+""", "pe[:, n]"),
+}
+
+
+@pytest.mark.parametrize("name", Q3_WRONG)
+def test_q3_pitfalls_are_named(solution, name):
+    code, fragment = Q3_WRONG[name]
+    result = grade(solution, "q3", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+def test_q3_accepts_permute_and_transpose_solutions(solution):
+    code = """
+def add_positions(x, table, batch_first=True):
+    if not batch_first:
+        return add_positions(x.transpose(0, 1), table, True).transpose(0, 1)
+    return x + table[None, : x.shape[1], :]
+"""
+    assert grade(solution, "q3", code).status == PASSED
+
+
+# ---------------------------------------------------------------------------------------------------
+# q4: parameter counts
+
+Q4_WRONG = {
+    "sinusoidal counted": ("def positional_parameters(kind, max_len, d_model):\n    return max_len * d_model",
+                           "buffer, not a parameter"),
+    "bytes": ("def positional_parameters(kind, max_len, d_model):\n"
+              "    return 4 * max_len * d_model if kind == 'learned' else 0", "bytes"),
+    "pairs": ("def positional_parameters(kind, max_len, d_model):\n"
+              "    return max_len * d_model // 2 if kind == 'learned' else 0", "d_model / 2"),
+    "sum": ("def positional_parameters(kind, max_len, d_model):\n"
+            "    return max_len + d_model if kind == 'learned' else 0", "not max_len + d_model"),
+}
+
+
+@pytest.mark.parametrize("name", Q4_WRONG)
+def test_q4_pitfalls_are_named(solution, name):
+    code, fragment = Q4_WRONG[name]
+    result = grade(solution, "q4", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+# ---------------------------------------------------------------------------------------------------
+# q5: past max_len
+
+GUARD_HEAD = """
+class CheckedPositionalEmbedding(LearnedPositionalEmbedding):
+    def forward(self, x):
+"""
+
+Q5_WRONG = {
+    "no guard: torch's own error": (GUARD_HEAD + """
+        return super().forward(x)
+""", "deep inside torch"),
+    "IndexError": (GUARD_HEAD + """
+        if x.shape[1] > self.max_len:
+            raise IndexError(f"position {x.shape[1] - 1} out of range")
+        return super().forward(x)
+""", "other than a ValueError"),
+    "off by one": (GUARD_HEAD + """
+        if x.shape[1] >= self.max_len:
+            raise ValueError(f"too long: max_len={self.max_len}")
+        return super().forward(x)
+""", "off by one"),
+    "message without the limit": (GUARD_HEAD + """
+        if x.shape[1] > self.max_len:
+            raise ValueError("sequence too long")
+        return super().forward(x)
+""", "does not say the maximum"),
+    "silent truncation": (GUARD_HEAD + """
+        return super().forward(x[:, : self.max_len])
+""", "returned a result, but there is no row there"),
+}
+
+
+@pytest.mark.parametrize("name", Q5_WRONG)
+def test_q5_pitfalls_are_named(solution, name):
+    code, fragment = Q5_WRONG[name]
+    result = grade(solution, "q5", code)
+    assert result.points == 0 and fragment in result.message, result.line()
+
+
+def test_q5_names_torch_errors_for_an_embedding_lookup(solution):
+    """With a parent that looks positions up in nn.Embedding, the bare IndexError is reported as such."""
+    code = Q1_RIGHT["embedding lookup of positions"] + GUARD_HEAD + "        return super().forward(x)\n"
+    result = grade(solution, "q5", code)
+    assert result.points == 0 and "IndexError: index out of range" in result.message
+    assert "deep inside torch" in result.message and "other than a ValueError" in result.message
+
+
+# ---------------------------------------------------------------------------------------------------
+# Robustness of the checks
+
+
+def test_student_errors_are_reported_not_raised(solution):
+    code = SINUSOIDAL_HEAD + """
+        raise RuntimeError("oops")
+    def forward(self, x):
+        return x
+"""
+    result = grade(solution, "q2", code)
+    assert result.points == 0 and "RuntimeError: oops" in result.message
+
+
+def test_a_function_where_a_class_belongs_is_reported(solution):
+    result = grade(solution, "q1", "def LearnedPositionalEmbedding(max_len, d_model):\n    return None")
+    assert result.points == 0 and "should be a class" in result.message
+
+
+def test_mutating_the_input_cannot_change_the_reference(solution):
+    code = """
+def add_positions(x, table, batch_first=True):
+    x.zero_()
+    table.zero_()
+    return x
+"""
+    assert grade(solution, "q3", code).points == 0
+    assert EXERCISES.question("q3").grade(solution).status == PASSED
+
+
+def test_collected_data_survives_the_trip_to_the_grader(solution):
+    from posenc.checks.core import dumps, loads
+
+    for question in EXERCISES.questions:
+        collected = loads(dumps(question.collect_from(solution)))
+        assert question.result_from(collected).status == PASSED, question.qid
+
+
+def test_the_diagnoses_are_listed_for_the_common_mistakes_page():
+    from posenc import mistakes
+    from posenc.checks import ch04
+
+    listed = mistakes.messages(["ch04"])
+    for message in (ch04.SIN_PARAMETER, ch04.BATCH_AXIS, ch04.SINGLE_ROW, ch04.FORGOT_TO_ADD, ch04.GUARD_LIMIT):
+        assert message in listed

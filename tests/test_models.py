@@ -1,0 +1,291 @@
+"""The shared experiment code: positional modules, the toy task, the tiny Transformer and chapter 4's sweep."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from posenc import experiments as ex
+from posenc import sinusoidal_encoding_torch
+from posenc.models import (
+    TinyTransformer,
+    TrainConfig,
+    accuracy_by_position,
+    evaluate,
+    parameter_count,
+    predict_windowed,
+    sqrt_scale,
+    train,
+)
+from posenc.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from posenc.tasks import IGNORE, ShiftedCopy
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models run fastest on one thread, and the tests share the CPU with other work."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Positional modules
+
+
+def test_sinusoidal_module_is_a_buffer_with_no_parameters():
+    module = SinusoidalPositionalEncoding(8, max_len=16)
+    assert parameter_count(module, trainable_only=False) == 0 and list(module.parameters()) == []
+    assert [name for name, _ in module.named_buffers()] == ["table"]
+    torch.testing.assert_close(module(16), sinusoidal_encoding_torch(16, 8))
+
+
+def test_sinusoidal_module_extends_past_max_len():
+    module = SinusoidalPositionalEncoding(6, max_len=4)
+    torch.testing.assert_close(module(25), sinusoidal_encoding_torch(25, 6))
+    assert list(module.parameters()) == []
+
+
+def test_learned_module_costs_max_len_times_d_model():
+    module = LearnedPositionalEmbedding(12, 5)
+    assert parameter_count(module) == 60
+    assert module(7).shape == (7, 5) and module(12).shape == (12, 5)
+    assert module.table is module.embedding.weight
+
+
+def test_learned_module_past_max_len_raises_a_clear_value_error():
+    module = LearnedPositionalEmbedding(12, 5)
+    with pytest.raises(ValueError, match=r"max_len=12.*up to 12"):
+        module(13)
+
+
+def test_clamp_reuses_the_last_row_past_max_len():
+    module = LearnedPositionalEmbedding(4, 3, overflow="clamp")
+    rows = module(9)
+    assert rows.shape == (9, 3)
+    torch.testing.assert_close(rows[:4], module.table)
+    assert all(torch.equal(row, module.table[3]) for row in rows[4:])
+
+
+def test_unknown_overflow_mode_is_rejected():
+    with pytest.raises(ValueError, match="overflow"):
+        LearnedPositionalEmbedding(4, 3, overflow="wrap")
+
+
+def test_from_table_copies_the_rows():
+    table = torch.arange(12.0).reshape(4, 3)
+    module = LearnedPositionalEmbedding.from_table(table, overflow="clamp")
+    torch.testing.assert_close(module(4), table)
+    table += 1                                  # a copy, not a view
+    assert module.table[0, 0].item() == 0.0
+
+
+def test_learned_rows_past_the_sequence_get_no_gradient():
+    module = LearnedPositionalEmbedding(10, 4)
+    module(6).sum().backward()
+    grad = module.table.grad
+    assert torch.all(grad[:6] == 1) and torch.all(grad[6:] == 0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Task
+
+
+def test_shifted_copy_targets():
+    task = ShiftedCopy(vocab_size=5, offset=2)
+    tokens, targets = task.batch(3, 7, torch.Generator().manual_seed(0))
+    assert tokens.shape == targets.shape == (3, 7)
+    assert torch.all(targets[:, :2] == IGNORE)
+    assert torch.equal(targets[:, 2:], tokens[:, :5])
+    assert task.chance == pytest.approx(0.2)
+
+
+def test_task_batches_are_repeatable_from_a_seed():
+    task = ShiftedCopy()
+    first = task.batch(4, 9, torch.Generator().manual_seed(3))
+    second = task.batch(4, 9, torch.Generator().manual_seed(3))
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Model and training
+
+
+def tiny(positional="sinusoidal", combine="add", causal=True, max_len=32, seed=0):
+    torch.manual_seed(seed)
+    module = {"sinusoidal": SinusoidalPositionalEncoding(16, max_len),
+              "learned": LearnedPositionalEmbedding(max_len, 16), None: None}[positional]
+    return TinyTransformer(8, 16, 2, 1, positional=module, combine=combine, causal=causal)
+
+
+@pytest.mark.parametrize("combine", ["none", "add", "concat"])
+def test_model_shapes_for_each_way_of_combining(combine):
+    width = 6 if combine == "concat" else 16          # concat: the table fills position_width columns
+    positional = None if combine == "none" else SinusoidalPositionalEncoding(width)
+    model = TinyTransformer(8, 16, 2, 1, positional=positional, combine=combine, position_width=6)
+    tokens = torch.randint(0, 8, (3, 10))
+    assert model(tokens).shape == (3, 10, 8)
+    assert model.inputs(tokens).shape == (3, 10, 16)
+    if combine == "concat":
+        torch.testing.assert_close(model.inputs(tokens)[0, :, 10:], sinusoidal_encoding_torch(10, 6))
+
+
+@pytest.mark.parametrize("combine", ["add", "concat"])
+def test_a_table_of_the_wrong_width_is_a_clear_error(combine):
+    model = TinyTransformer(8, 16, 2, 1, positional=SinusoidalPositionalEncoding(12), combine=combine)
+    with pytest.raises(ValueError, match="positional table of width"):
+        model(torch.zeros(1, 5, dtype=torch.long))
+
+
+def test_model_rejects_bad_combinations():
+    with pytest.raises(ValueError, match="combine"):
+        TinyTransformer(8, 16, combine="multiply", positional=SinusoidalPositionalEncoding(16))
+    with pytest.raises(ValueError, match="positional module"):
+        TinyTransformer(8, 16, combine="add")
+
+
+def test_model_with_a_learned_table_fails_clearly_past_it():
+    model = tiny("learned", max_len=12)
+    with pytest.raises(ValueError, match="max_len=12"):
+        model(torch.zeros(1, 13, dtype=torch.long))
+
+
+def test_sqrt_scale():
+    assert sqrt_scale(512) == pytest.approx(math.sqrt(512))
+
+
+def test_causal_outputs_do_not_depend_on_later_tokens():
+    model = tiny().eval()
+    tokens = torch.randint(0, 8, (2, 20))
+    with torch.no_grad():
+        torch.testing.assert_close(model(tokens)[:, :9], model(tokens[:, :9]), atol=1e-5, rtol=1e-5)
+
+
+def test_training_is_repeatable_from_a_seed():
+    config = TrainConfig(steps=5, batch_size=8, train_lengths=(6,), seed=4)
+    first = train(tiny(seed=1), ShiftedCopy(8), config)
+    second = train(tiny(seed=1), ShiftedCopy(8), config)
+    assert first == second and len(first) == 5
+
+
+def test_a_short_training_run_beats_chance_by_far():
+    task = ShiftedCopy(8, 1)
+    model = tiny()
+    losses = train(model, task, TrainConfig(steps=80, batch_size=32, lr=1e-2, train_lengths=(12,), seed=0))
+    assert losses[-1] < losses[0]
+    assert evaluate(model, task, 12, n_sequences=256) > 5 * task.chance
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading long sequences
+
+
+def test_windowed_prediction_equals_the_plain_one_when_the_sequence_fits():
+    model = tiny().eval()
+    tokens = torch.randint(0, 8, (2, 10))
+    torch.testing.assert_close(predict_windowed(model, tokens, window=16), model(tokens))
+
+
+def test_windowed_prediction_uses_the_earliest_window_with_the_position():
+    model = tiny("learned", max_len=8).eval()
+    tokens = torch.randint(0, 8, (2, 21))
+    logits = predict_windowed(model, tokens, window=8, stride=4)       # windows start at 0, 4, 8, 12
+    assert logits.shape == (2, 21, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(logits[:, :8], model(tokens[:, :8]))
+        torch.testing.assert_close(logits[:, 8:12], model(tokens[:, 4:12])[:, 4:])
+        torch.testing.assert_close(logits[:, 16:20], model(tokens[:, 12:20])[:, 4:])
+        torch.testing.assert_close(logits[:, 20:], model(tokens[:, 16:21])[:, 4:])
+
+
+def test_windowed_prediction_rejects_a_bad_stride():
+    with pytest.raises(ValueError, match="stride"):
+        predict_windowed(tiny(), torch.zeros(1, 40, dtype=torch.long), window=8, stride=9)
+
+
+def test_accuracy_by_position_is_nan_where_there_is_no_target():
+    model = tiny()
+    accuracy = accuracy_by_position(model, ShiftedCopy(8, 2), 10, n_sequences=16)
+    assert accuracy.shape == (10,) and np.all(np.isnan(accuracy[:2]))
+    assert np.all((accuracy[2:] >= 0) & (accuracy[2:] <= 1))
+    overall = evaluate(model, ShiftedCopy(8, 2), 10, n_sequences=16)
+    assert np.nanmean(accuracy) == pytest.approx(overall)       # every position has as many targets
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 4's experiment helpers
+
+QUICK = ex.LengthExperiment(d_model=16, n_layers=1, max_len=16, train_length=8, steps=3, batch_size=4,
+                            eval_length=24, n_eval=8, window=8, seeds=(0, 1))
+
+
+def test_runs_are_paired_across_encodings():
+    models = [ex.build_model(kind, QUICK, seed=3) for kind in ex.ENCODINGS]
+    for name in ("embedding.weight", "head.weight", "encoder.layers.0.linear1.weight"):
+        first = dict(models[0].named_parameters())[name]
+        assert all(torch.equal(dict(m.named_parameters())[name], first) for m in models)
+
+
+def test_build_model_rejects_an_unknown_kind():
+    with pytest.raises(ValueError, match="kind"):
+        ex.build_model("rotary", QUICK, seed=0)
+
+
+def test_clamped_copy_keeps_the_first_rows_and_leaves_the_original_alone():
+    model = ex.build_model("learned", QUICK, seed=0)
+    clone = ex.clamped_copy(model, 5)
+    assert clone.positional.max_len == 5 and clone.positional.overflow == "clamp"
+    torch.testing.assert_close(clone.positional.table, model.positional.table[:5])
+    assert model.positional.max_len == QUICK.max_len and model.positional.overflow == "error"
+
+
+def test_sweep_records_round_trip_through_a_file(tmp_path):
+    runs = ex.sweep(QUICK, kinds=("sinusoidal", "learned"))
+    assert [(r.kind, r.seed) for r in runs] == [("sinusoidal", 0), ("learned", 0), ("sinusoidal", 1), ("learned", 1)]
+    learned = runs[1]
+    assert set(learned.by_position) == {"plain", "window", "clamp"}
+    assert np.all(np.isnan(learned.by_position["plain"][QUICK.max_len:]))          # past the table
+    assert torch.equal(learned.model.positional.table[QUICK.train_length:], learned.initial_table[QUICK.train_length:])
+    path = tmp_path / "results.json"
+    ex.save_results(path, QUICK, runs)
+    config, records, meta = ex.load_results(path)
+    assert config == QUICK and ex.same_setup(config, ex.LengthExperiment(**{**QUICK.__dict__, "seeds": (5,)}))
+    assert meta["seeds"] == [0, 1] and json.loads(path.read_text())["config"]["steps"] == 3
+    for kind in ("sinusoidal", "learned"):
+        np.testing.assert_allclose(ex.position_curves(records, kind), ex.position_curves(runs, kind))
+    assert len(ex.summary_rows(records, config)) == len(ex.summary_rows(runs, config))
+
+
+def test_bin_means_skip_unmeasured_positions():
+    config = ex.LengthExperiment(offset=1, train_length=2, max_len=4, eval_length=6)
+    record = {"kind": "learned", "accuracy": 1.0,
+              "by_position": {"plain": [None, 1.0, 0.5, 0.0, None, None]}}
+    bins = ex.bin_means([record], "learned", config)
+    assert list(bins) == ["trained", "L..2L", "2L..4", "past the table"]
+    assert bins["trained"][0] == 1.0 and bins["L..2L"][0] == 0.25 and np.isnan(bins["past the table"][0])
+
+
+def test_small_summaries():
+    assert ex.mean_spread([1.0, 3.0]) == (2.0, pytest.approx(math.sqrt(2)))
+    assert ex.mean_spread([2.0]) == (2.0, 0.0) and math.isnan(ex.mean_spread([np.nan])[0])
+    assert ex.fmt([0.5, 0.5]) == "0.50 ± 0.00" and ex.fmt([]) == "–"
+    assert ex.steps_to_loss([1.0] * 20 + [0.01] * 20, threshold=0.1, smooth=10) == 29
+    assert ex.steps_to_loss([1.0] * 30) is None
+    assert ex.markdown_table(["a", "b"], [[1, 2]]).splitlines() == ["| a | b |", "| --- | --- |", "| 1 | 2 |"]
+    mean, low, high = ex.band(np.array([[np.nan, 1.0], [np.nan, 0.0]]))
+    assert np.isnan(mean[0]) and (mean[1], low[1], high[1]) == (0.5, 0.0, 1.0)
+
+
+def test_tables_render_as_escaped_html_and_as_markdown():
+    table = ex.Table(["kind", "value"], [["a < b", 0.5]])
+    assert "<td>a &lt; b</td><td>0.5</td>" in table._repr_html_()
+    assert table._repr_markdown_().splitlines()[-1] == "| a < b | 0.5 |"
+
+
+def test_published_numbers_are_the_ones_the_course_quotes():
+    vaswani, press = ex.PUBLISHED["vaswani2017"], ex.PUBLISHED["press2022"]
+    assert vaswani["sinusoidal"] == {"ppl": 4.92, "bleu": 25.8} and vaswani["learned"] == {"ppl": 4.92, "bleu": 25.7}
+    assert press["lengths"] == (512, 1012, 3512) and press["sinusoidal"] == (20.05, 43.54, 178.97)
