@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 from pathlib import Path
 
@@ -31,6 +32,31 @@ def with_submission(namespace: dict, code: str) -> dict:
     patched = dict(namespace)
     exec(compile(code, "<submission>", "exec"), patched)
     return patched
+
+
+@functools.lru_cache(maxsize=None)
+def _edition_namespace(set_id: str, edition: str) -> dict:
+    from posenc import authoring
+
+    source = next(s for s in authoring.sources() if s.stem.split("_")[0] == set_id)
+    return notebook_namespace(authoring.targets(source)[edition])
+
+
+def edition_namespace(set_id: str, edition: str) -> dict:
+    """A fresh copy of the namespace left by running the ``exercise`` or ``solution`` notebook of a set."""
+    return dict(_edition_namespace(set_id, edition))
+
+
+@pytest.fixture(scope="module")
+def solution(request) -> dict:
+    """The worked solution's namespace, for a test module that sets ``SET_ID = "chNN"``."""
+    return edition_namespace(request.module.SET_ID, "solution")
+
+
+@pytest.fixture(scope="module")
+def exercise(request) -> dict:
+    """The untouched student notebook's namespace, for a test module that sets ``SET_ID``."""
+    return edition_namespace(request.module.SET_ID, "exercise")
 
 
 @pytest.fixture(scope="session")

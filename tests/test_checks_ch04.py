@@ -1,51 +1,17 @@
-"""Grader tests of exercise set ch04: solution full marks, untouched exercise zero, each pitfall named."""
-
-import time
+"""Grader tests of exercise set ch04: each realistic wrong answer is named (the three-way basics: test_checks_all)."""
 
 import pytest
 
 from posenc.checks import load_set
-from posenc.checks.core import NOT_ATTEMPTED, PASSED
-from tests.conftest import ROOT, notebook_namespace, with_submission
+from posenc.checks.core import PASSED
+from tests.conftest import with_submission
 
-EXERCISES = load_set("ch04")
-NAME = "ch04_learned_vs_sinusoidal.ipynb"
-
-
-@pytest.fixture(scope="module")
-def solution():
-    return notebook_namespace(ROOT / "solutions" / NAME)
-
-
-@pytest.fixture(scope="module")
-def exercise():
-    return notebook_namespace(ROOT / "exercises" / NAME)
+SET_ID = "ch04"
+EXERCISES = load_set(SET_ID)
 
 
 def grade(namespace, qid, code):
     return EXERCISES.question(qid).grade(with_submission(namespace, code))
-
-
-def test_solution_gets_full_marks_quickly(solution):
-    start = time.perf_counter()
-    results = EXERCISES.grade(solution)
-    assert time.perf_counter() - start < 2, "feedback must arrive in well under a second per question"
-    assert [r.status for r in results] == [PASSED] * len(results), [r.line() for r in results]
-    assert sum(r.points for r in results) == EXERCISES.max_points == 11
-
-
-def test_untouched_exercise_gets_zero_and_is_not_attempted(exercise):
-    results = EXERCISES.grade(exercise)
-    assert sum(r.points for r in results) == 0
-    for r in results:
-        assert r.status == NOT_ATTEMPTED and "not attempted" in r.message, r.line()
-
-
-def test_inline_check_prints_one_line(solution, capsys):
-    from posenc.checks import checker
-
-    checker("ch04")("q2", solution)
-    assert capsys.readouterr().out.strip() == "[PASS] q2 (3/3): correct"
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -180,7 +180,8 @@ def _catalogued(*messages) -> tuple:
 
 LEARNED_PROBES = [(10, 4, (3, 6, 4)), (10, 4, (2, 10, 4)), (50, 8, (1, 7, 8)), (20, 6, (5, 1, 6)), (12, 3, (4, 2, 3))]
 
-LEARNED_VARIANTS = [
+# What a module that should add rows 0..n-1 of its table to x may return instead (both q1 and q2).
+ADDITION_VARIANTS = [
     Variant(FORGOT_TO_ADD, lambda c: c["x"]),
     Variant(TABLE_ONLY, lambda c: c["table"][: c["n"]]),
     Variant(SINGLE_ROW, lambda c: c["x"] + c["table"][c["n"]]),
@@ -199,7 +200,7 @@ def _learned_context(seed: int, index: int) -> dict:
 class LearnedModuleQuestion(Question):
     """``cls(max_len, d_model)`` adds a trainable (max_len, d_model) table to batch-first input."""
 
-    mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT) + tuple(LEARNED_VARIANTS)
+    mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT) + tuple(ADDITION_VARIANTS)
 
     def collect(self, cls, seed=0):
         import torch
@@ -258,7 +259,7 @@ class LearnedModuleQuestion(Question):
             if problem and first_problem is None:
                 first_problem = f"{call}: {problem}" if not problem.startswith(call) else problem
         if first_problem:
-            named = _name_variant(LEARNED_VARIANTS, contexts, outputs)
+            named = _name_variant(ADDITION_VARIANTS, contexts, outputs)
             return False, named or first_problem
         for context, record in zip(contexts, records):
             gradient = record["gradient"]
@@ -296,15 +297,6 @@ def _learned_structure_problem(record: dict, context: dict) -> str | None:
 
 SINUSOIDAL_PROBES = [(8, 50, (3, 5, 8)), (6, 20, (2, 20, 6)), (16, 100, (1, 7, 16)), (4, 12, (4, 3, 4))]
 
-SINUSOIDAL_VARIANTS = [
-    Variant(FORGOT_TO_ADD, lambda c: c["x"]),
-    Variant(TABLE_ONLY, lambda c: c["table"][: c["n"]]),
-    Variant(SINGLE_ROW, lambda c: c["x"] + c["table"][c["n"]]),
-    Variant(BATCH_AXIS, lambda c: c["x"] + c["table"][: c["x"].shape[0]][:, None, :]),
-    Variant(FROM_ONE, lambda c: c["x"] + c["table"][1: c["n"] + 1]),
-]
-
-
 def _sinusoidal_context(seed: int, index: int) -> dict:
     d_model, max_len, shape = SINUSOIDAL_PROBES[index]
     return {"max_len": max_len, "d_model": d_model, "n": shape[1],
@@ -315,7 +307,7 @@ def _sinusoidal_context(seed: int, index: int) -> dict:
 class SinusoidalModuleQuestion(Question):
     """``cls(d_model, max_len)`` adds the fixed sinusoidal table, held as a buffer, to batch-first input."""
 
-    mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE) + tuple(SINUSOIDAL_VARIANTS)
+    mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE) + tuple(ADDITION_VARIANTS)
 
     def collect(self, cls, seed=0):
         _require_class(cls, self.name)
@@ -356,7 +348,7 @@ class SinusoidalModuleQuestion(Question):
             if problem and first_problem is None:
                 first_problem = f"{call}: {problem}"
         if first_problem:
-            return False, _name_variant(SINUSOIDAL_VARIANTS, contexts, outputs) or first_problem
+            return False, _name_variant(ADDITION_VARIANTS, contexts, outputs) or first_problem
         return True, "correct"
 
 
