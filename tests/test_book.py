@@ -6,6 +6,7 @@ for the browser tests.
 """
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,10 @@ import yaml
 from tests.conftest import ROOT
 
 HTML = ROOT / "_build" / "html"
+
+# Explorers that run in the reader's browser (posenc.web); tests/browser checks that they respond.
+IN_PAGE_EXPLORERS = {"notebooks/01_binary_counters_to_sinusoids": ["posenc-heatmap"],
+                     "notebooks/02_relative_shift": ["posenc-circle"]}
 
 
 def toc_files() -> list[str]:
@@ -26,6 +31,7 @@ def toc_files() -> list[str]:
 
 
 def build_book() -> subprocess.CompletedProcess:
+    shutil.rmtree(ROOT / "_build" / ".jupyter_cache", ignore_errors=True)    # execute everything afresh
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     return subprocess.run([str(jupyter_book), "build", ".", "--all", "-W", "-n", "--keep-going"],
                           cwd=ROOT, capture_output=True, text=True, timeout=1800)
@@ -51,3 +57,7 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises():
         assert 'class="exercise admonition"' in html, f"{page}: no exercise blocks"
         assert "highlight-ipythontb" not in html, f"{page}: an error in the executed output"
         assert "colab.research.google.com" in html, f"{page}: no Colab launch button"
+        chapter = re.match(r"notebooks/(\d\d)_", page).group(1)
+        assert f'id="posenc-quiz-ch{chapter}"' in html, f"{page}: no self-check quiz"
+        for widget in IN_PAGE_EXPLORERS.get(page, ()):
+            assert f'class="posenc-explorer {widget}"' in html, f"{page}: no {widget} explorer"

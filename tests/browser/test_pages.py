@@ -1,0 +1,220 @@
+"""Every page of the table of contents, opened in headless Chromium as a reader sees it.
+
+The pages come from the toc (``POSENC_TOC``); a page listed there but not written yet is skipped.
+Screenshots of each page, light and dark, go to ``test-artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.browser import helpers
+
+# All browser tests share one worker under `pytest -n 2 --dist loadgroup`, so each page loads once.
+pytestmark = pytest.mark.xdist_group("browser")
+
+PAGES = helpers.toc_pages() if helpers.TOC.exists() else []
+by_page = pytest.mark.parametrize("page", PAGES, ids=str)
+
+IMAGE_FILE = re.compile(r"\.(png|jpe?g|gif|svg|webp)$", re.I)
+
+
+@by_page
+def test_no_console_errors(page, report_of):
+    report = report_of(page)
+    assert not report.errors, f"{page}: " + "\n".join(report.errors)
+
+
+@by_page
+def test_every_formula_is_typeset(page, report_of):
+    math = report_of(page).data["math"]
+    assert math["problem"] is None, (
+        f"{page}: {math['problem']}; MathJax is answered from {helpers.MATHJAX_DIR} "
+        "(run tests/browser/setup.sh to fetch it)")
+    assert not math["unrendered"], f"{page}: formulas left as TeX: {math['unrendered'][:5]}"
+    assert not math["errors"], f"{page}: MathJax could not typeset: {math['errors'][:5]}"
+    assert not math["raw"], f"{page}: raw TeX delimiters in the text: {math['raw'][:5]}"
+    if math["total"]:
+        assert math["containers"] >= math["total"]
+
+
+@by_page
+def test_every_image_loads_and_has_alt_text(page, report_of):
+    data = report_of(page).data
+    broken = [image["src"] for image in data["images"] if not image["loaded"]]
+    assert not broken, f"{page}: images that did not load: {broken}"
+    for image in data["images"]:
+        if not image["inArticle"]:
+            continue
+        alt = (image["alt"] or "").strip()
+        name = urllib.parse.urlsplit(image["src"]).path.rsplit("/", 1)[-1]
+        assert alt and not IMAGE_FILE.search(alt) and alt != name, (
+            f"{page}: the image {name} has no alt text (got {image['alt']!r}); give the figure cell "
+            "the metadata \"mystnb\": {\"image\": {\"alt\": \"...\"}}")
+    uncaptioned = [figure["id"] or "(no id)" for figure in data["figures"] if not figure["caption"]]
+    assert not uncaptioned, f"{page}: figures without a caption: {uncaptioned}"
+
+
+@by_page
+def test_figures_are_opaque_for_dark_mode(page, report_of, site, base_url):
+    """A transparent figure shows its black labels on the dark theme's background; keep a white face."""
+    from PIL import Image
+
+    see_through = []
+    for image in report_of(page).data["images"]:
+        if not image["inArticle"] or not image["src"].startswith(base_url):
+            continue
+        file = site / urllib.parse.unquote(urllib.parse.urlsplit(image["src"]).path.lstrip("/"))
+        if file.suffix.lower() != ".png" or not file.exists():
+            continue
+        with Image.open(file) as picture:
+            if picture.mode in ("RGBA", "LA") or "transparency" in picture.info:
+                if picture.convert("RGBA").getchannel("A").getextrema()[0] < 250:
+                    see_through.append(file.name)
+    assert not see_through, (f"{page}: figures with a transparent background {see_through}; "
+                             "save them with a white face (posenc.style sets figure.facecolor)")
+
+
+@by_page
+def test_theorem_and_exercise_blocks_are_rendered(page, report_of):
+    expected = helpers.block_counts(page.source)
+    blocks = report_of(page).data["blocks"]
+    proofs = {name.split(":", 1)[1]: n for name, n in expected.items() if name.startswith("prf:")}
+    assert blocks["proof_total"] == sum(proofs.values()), (
+        f"{page}: the source has {sum(proofs.values())} sphinx-proof blocks {proofs}, "
+        f"the page shows {blocks['proof_total']} {blocks['by_type']}")
+    for kind, n in proofs.items():
+        if kind != "proof":
+            assert blocks["by_type"].get(kind, 0) == n, f"{page}: {n} prf:{kind} in the source, page shows {blocks['by_type']}"
+    assert blocks["exercise"] == expected.get("exercise", 0), (
+        f"{page}: {expected.get('exercise', 0)} exercise blocks in the source, {blocks['exercise']} on the page")
+    solutions_hidden = _site_hides_solutions()
+    want = 0 if solutions_hidden else expected.get("solution", 0)
+    assert blocks["solution"] == want, f"{page}: {want} solution blocks expected, {blocks['solution']} on the page"
+
+
+def _site_hides_solutions() -> bool:
+    config = helpers.CONFIG
+    if not config.exists():
+        return False
+    data = yaml.safe_load(config.read_text()) or {}
+    return bool(((data.get("sphinx") or {}).get("config") or {}).get("hide_solutions"))
+
+
+_STATUS: dict[str, tuple[int, set[str] | None]] = {}
+
+
+def _fetch(url: str) -> tuple[int, set[str] | None]:
+    """HTTP status of a same-site URL and, for an HTML page, the ids it defines (cached)."""
+    if url not in _STATUS:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                body = response.read()
+                kind = response.headers.get_content_type()
+                ids = helpers.anchors_of(body.decode("utf-8", "replace")).ids if kind == "text/html" else None
+                _STATUS[url] = (response.status, ids)
+        except urllib.error.HTTPError as exc:
+            _STATUS[url] = (exc.code, None)
+    return _STATUS[url]
+
+
+@by_page
+def test_internal_links_resolve(page, report_of, base_url):
+    report = report_of(page)
+    broken = []
+    for link in sorted(set(report.data["links"])):
+        if not link.startswith(base_url):
+            continue
+        target, _, fragment = link.partition("#")
+        status, ids = _fetch(target)
+        if status != 200:
+            broken.append(f"{link} -> HTTP {status}")
+        elif fragment and ids is not None and urllib.parse.unquote(fragment) not in ids:
+            broken.append(f"{link} -> no element with id {fragment!r}")
+    assert not broken, f"{page}: broken links:\n" + "\n".join(broken)
+
+
+def _launch_config() -> dict:
+    config = helpers.CONFIG
+    data = yaml.safe_load(config.read_text()) if config.exists() else {}
+    return (data or {}).get("launch_buttons") or {}
+
+
+@by_page
+def test_notebook_pages_offer_download_and_launch_buttons(page, report_of):
+    if not page.is_notebook:
+        pytest.skip(f"{page} is not a notebook")
+    links = report_of(page).data["launch"]
+    assert any(link.endswith(f"_sources/{page.docname}.ipynb") for link in links), (
+        f"{page}: no download link for the notebook; links found: {links}")
+    launch = _launch_config()
+    if launch.get("colab_url"):
+        assert any("colab.research.google.com" in link and page.docname in link for link in links), \
+            f"{page}: no Colab launch button"
+    if launch.get("binderhub_url"):
+        host = urllib.parse.urlsplit(launch["binderhub_url"]).netloc
+        assert any(host in link and page.docname in link for link in links), f"{page}: no Binder launch button"
+
+
+@by_page
+def test_screenshots_are_saved(page, report_of):
+    report = report_of(page)
+    for path in report.screenshots:
+        assert Path(path).stat().st_size > 1000, path
+    if report.refused:
+        print(f"{page}: refused external requests (tests run offline): {report.refused}")
+
+
+SEARCH_TERM = "rotation"
+
+
+def test_search_finds_the_pages_that_mention_rotation(site, base_url, new_page):
+    mentioning = [p for p in PAGES if (site / p.html_path).exists()
+                  and re.search(rf"\b{SEARCH_TERM}", _article_text(site / p.html_path), re.I)]
+    if not mentioning:
+        pytest.skip(f"no page of this build mentions {SEARCH_TERM!r} yet (the relative-shift chapter will)")
+    tab = new_page()
+    tab.goto(urllib.parse.urljoin(base_url, f"search.html?q={SEARCH_TERM}"), wait_until="load")
+    tab.wait_for_function("() => { const s = document.querySelector('#search-results .search-summary');"
+                          " return s && /finished|found/i.test(s.textContent) }", timeout=15_000)
+    found = tab.eval_on_selector_all("#search-results ul.search li a", "links => links.map(a => a.href)")
+    found_docs = {urllib.parse.urlsplit(link).path.lstrip("/").removesuffix(".html") for link in found}
+    assert found, f"searching for {SEARCH_TERM!r} found nothing"
+    assert found_docs & {p.docname for p in mentioning}, (
+        f"searching for {SEARCH_TERM!r} found {sorted(found_docs)}, none of {[p.docname for p in mentioning]}")
+    assert not tab.errors, tab.errors
+
+
+def _article_text(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    match = re.search(r"<article[^>]*>(.*)</article>", text, re.S)
+    body = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", match.group(1) if match else text, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", body)
+
+
+def _plain(text: str) -> str:
+    """Undo Sphinx's typographic quotes and dashes, and collapse white space."""
+    for fancy, plain in (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'),
+                         ("\u2014", "---"), ("\u2013", "--"), ("\u2026", "...")):
+        text = text.replace(fancy, plain)
+    return re.sub(r"\s+", " ", text)
+
+
+def test_common_mistakes_page_lists_every_diagnosis(site):
+    import html
+
+    import posenc.mistakes as mistakes
+
+    built = site / "book" / "common-mistakes.html"
+    if not built.exists():
+        pytest.skip(f"{built} is not built (is book/common-mistakes in the toc?)")
+    text = _plain(html.unescape(re.sub(r"<[^>]+>", "", built.read_text(encoding="utf-8"))))
+    missing = [m for m in mistakes.messages() if _plain(m) not in text]
+    assert not missing, f"rebuild the book: the page lacks {missing[:3]}"

@@ -1,0 +1,88 @@
+"""posenc.quiz and the quiz files book/quizzes/chNN.json (their clicks are tested in tests/browser)."""
+
+import copy
+import json
+import re
+
+import pytest
+
+import posenc.quiz as quiz
+
+CHAPTERS = ["ch00", "ch01", "ch02", "ch03", "ch04"]
+
+
+def test_every_chapter_has_a_quiz():
+    assert [c for c in CHAPTERS if c not in quiz.chapters()] == []
+
+
+@pytest.mark.parametrize("chapter", quiz.chapters())
+def test_quiz_file_is_valid(chapter):
+    questions = json.loads(quiz.path(chapter).read_text(encoding="utf-8"))
+    assert quiz.problems(questions) == []
+    assert 3 <= len(questions) <= 6, "a few conceptual questions per chapter"
+    texts = [q["question"] for q in questions]
+    assert len(set(texts)) == len(texts), "questions must differ (the browser test finds them by text)"
+    for q in questions:
+        answers = [a["answer"].strip() for a in q["answers"]]
+        assert len(set(answers)) == len(answers), q["question"]
+
+
+def test_problems_names_what_is_wrong():
+    good = quiz.load(1)[:1]
+    assert quiz.problems(good) == []
+    two_right = copy.deepcopy(good)
+    for a in two_right[0]["answers"]:
+        a["correct"], a["feedback"] = True, "Correct. Yes."
+    assert any("right answers" in p for p in quiz.problems(two_right))
+    no_verdict = copy.deepcopy(good)
+    no_verdict[0]["answers"][0]["feedback"] = "Because."
+    assert any("must start with" in p for p in quiz.problems(no_verdict))
+    dollars = copy.deepcopy(good)
+    dollars[0]["question"] = "What is $x$?"
+    assert any("Unicode" in p for p in quiz.problems(dollars))
+    assert quiz.problems([]) and quiz.problems({"question": "x"})
+
+
+@pytest.mark.parametrize("spelling", [1, "1", "01", "ch01", "ch1", " CH01 "])
+def test_chapter_spellings(spelling):
+    assert quiz.path(spelling).name == "ch01.json"
+
+
+@pytest.mark.parametrize("bad", ["one", True, "ch", None])
+def test_bad_chapter_is_refused(bad):
+    with pytest.raises(ValueError):
+        quiz.path(bad)
+
+
+def test_missing_quiz_says_which_exist():
+    with pytest.raises(FileNotFoundError, match="ch00"):
+        quiz.load(99)
+
+
+def test_show_displays_the_container_and_its_script(monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
+    quiz.show("ch02")
+    markup, script = shown[0].data, shown[1].data
+    assert type(shown[0]).__name__ == "HTML" and type(shown[1]).__name__ == "Javascript"
+    assert 'id="posenc-quiz-ch02"' in markup and 'class="posenc-quiz"' in markup
+    assert "show_questions" in script and "function check_mc" in script
+    assert quiz.load(2)[0]["question"] in script
+
+
+def test_html_fragment_has_no_external_scripts():
+    fragment = quiz.html(0)
+    assert not re.search(r"<script[^>]*\bsrc=", fragment)
+    assert fragment.count("<script>") == 1 and fragment.count("</script>") == 1, "the data cannot end the script"
+
+
+def test_show_without_the_book_folder_points_to_the_site(monkeypatch, tmp_path):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
+    monkeypatch.setattr(quiz, "QUIZ_DIR", tmp_path / "missing")
+    quiz.show(1)
+    assert len(shown) == 1 and "web site" in shown[0].data
