@@ -190,6 +190,26 @@ ADDITION_VARIANTS = [
 ]
 
 
+def _addition_problem(contexts, records, describe_call) -> str | None:
+    """Judge modules that must return x + table[:n]: None when every output is right, else the named
+    mistake (one of ADDITION_VARIANTS) or the first difference, with the call that showed it."""
+    outputs, first_problem = [], None
+    for context, record in zip(contexts, records):
+        got, problem = None, None
+        if record["error"]:
+            problem = f"raised {record['error']}"
+        else:
+            got, problem = _output_array(record["output"])
+            expected = context["x"] + context["table"][: context["n"]]
+            problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
+        outputs.append(got)
+        if problem and first_problem is None:
+            first_problem = f"{describe_call(context)}: {problem}"
+    if first_problem is None:
+        return None
+    return _name_variant(ADDITION_VARIANTS, contexts, outputs) or first_problem
+
+
 def _learned_context(seed: int, index: int) -> dict:
     max_len, d_model, shape = LEARNED_PROBES[index]
     return {"max_len": max_len, "d_model": d_model, "n": shape[1],
@@ -245,22 +265,10 @@ class LearnedModuleQuestion(Question):
             problem = _learned_structure_problem(record, context)
             if problem:
                 return False, f"{problem} (seen in {call})"
-        outputs, first_problem = [], None
-        for context, record in zip(contexts, records):
-            call = f"{self.name}({context['max_len']}, {context['d_model']}) on x of shape {context['x'].shape}"
-            got, problem = None, None
-            if record["error"]:
-                problem = f"{call} raised {record['error']}"
-            else:
-                got, problem = _output_array(record["output"])
-                expected = context["x"] + context["table"][: context["n"]]
-                problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
-            outputs.append(got)
-            if problem and first_problem is None:
-                first_problem = f"{call}: {problem}" if not problem.startswith(call) else problem
-        if first_problem:
-            named = _name_variant(ADDITION_VARIANTS, contexts, outputs)
-            return False, named or first_problem
+        problem = _addition_problem(contexts, records,
+                                    lambda c: f"{self.name}({c['max_len']}, {c['d_model']}) on x of shape {c['x'].shape}")
+        if problem:
+            return False, problem
         for context, record in zip(contexts, records):
             gradient = record["gradient"]
             if gradient is None:
@@ -334,22 +342,9 @@ class SinusoidalModuleQuestion(Question):
             problem = _sinusoidal_structure_problem(record["structure"], context)
             if problem:
                 return False, problem
-        outputs, first_problem = [], None
-        for context, record in zip(contexts, records):
-            call = f"{self.name}({context['d_model']}, {context['max_len']}) on x of shape {context['x'].shape}"
-            got, problem = None, None
-            if record["error"]:
-                problem = f"raised {record['error']}"
-            else:
-                got, problem = _output_array(record["output"])
-                expected = context["x"] + context["table"][: context["n"]]
-                problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
-            outputs.append(got)
-            if problem and first_problem is None:
-                first_problem = f"{call}: {problem}"
-        if first_problem:
-            return False, _name_variant(ADDITION_VARIANTS, contexts, outputs) or first_problem
-        return True, "correct"
+        problem = _addition_problem(contexts, records,
+                                    lambda c: f"{self.name}({c['d_model']}, {c['max_len']}) on x of shape {c['x'].shape}")
+        return (False, problem) if problem else (True, "correct")
 
 
 def _sinusoidal_structure_problem(structure: dict, context: dict) -> str | None:
