@@ -7,7 +7,7 @@ whole experiment runs in about a minute on a 2-core CPU.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -74,7 +74,6 @@ class TrainConfig:
     lr: float = 3e-3
     train_lengths: tuple[int, ...] = (16,)
     seed: int = 0
-    history: list[float] = field(default_factory=list)
 
 
 def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
