@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from posenc import sinusoidal_encoding
 from posenc.checks import load_set
 from posenc.checks.core import PASSED
 from tests.conftest import with_submission
@@ -265,3 +266,13 @@ def first_repeat(encoding, decimals):
     result = EXERCISES.question("q4").grade(with_submission(solution, code))
     assert result.points == 0
     assert EXERCISES.question("q4").grade(solution).status == PASSED
+
+
+def test_answers_hard_coded_for_the_inline_inputs_fail_under_the_graders_seed(solution):
+    question = EXERCISES.question("q1")
+    memorised = {args: sinusoidal_encoding(*args) for args in question.probes(0)}
+    namespace = dict(solution, sinusoidal_encoding=lambda n, d: memorised[(n, d)])
+    assert question.grade(namespace, seed=0).passed            # the inline check sees the usual inputs
+    result = question.grade(namespace, seed=5)                   # the batch grader draws others
+    assert result.points == 0 and "KeyError" in result.message
+    assert all(question.grade(solution, seed=s).passed for s in range(10))

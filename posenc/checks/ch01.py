@@ -13,6 +13,17 @@ from posenc.encoding import sinusoidal_encoding
 ENCODING_PROBES = [(0, 4), (1, 4), (1, 1), (7, 6), (13, 5), (50, 16), (33, 9), (128, 64), (2000, 256)]
 
 
+def _with_random_sizes(fixed, seed, make):
+    """The fixed probes plus two drawn from the grader's seed, so answers hard-coded to the fixed ones fail."""
+    rng = np.random.default_rng(1000 + seed)
+    return [*fixed, make(rng), make(rng)]
+
+
+def _encoding_probes(seed):
+    return _with_random_sizes(ENCODING_PROBES, seed,
+                              lambda rng: (int(rng.integers(2, 80)), int(rng.integers(1, 48))))
+
+
 def _encoding_variant(n_positions, d_model, *, base=10000.0, exponent="pair", layout="interleaved",
                       swap=False, start=0, drop_odd_column=False):
     """The encoding with one deliberate mistake, used to recognise what a student did."""
@@ -76,7 +87,7 @@ def _compare_encoding(got, expected, args):
 def _encoding_question(qid, title, name, points, slow_seconds=None):
     return FunctionQuestion(
         qid=qid, title=title, name=name, points=points,
-        probes=lambda seed: ENCODING_PROBES,
+        probes=_encoding_probes,
         reference=sinusoidal_encoding,
         mistakes=ENCODING_MISTAKES,
         compare=_compare_encoding,
@@ -224,11 +235,15 @@ EXERCISES = ExerciseSet("ch01", "From binary counters to sinusoids", [
     _encoding_question("q1", "The sinusoidal encoding, vectorised", "sinusoidal_encoding", 3,
                        slow_seconds=0.5),
     FunctionQuestion(qid="q2", title="Wavelength of a pair", name="wavelength", points=2,
-                     probes=lambda seed: WAVELENGTH_PROBES, reference=wavelength,
+                     probes=lambda seed: _with_random_sizes(
+                         WAVELENGTH_PROBES, seed, lambda rng: (int(rng.integers(0, 32)), 64, float(rng.integers(100, 20000)))),
+                     reference=wavelength,
                      mistakes=WAVELENGTH_MISTAKES, compare=_compare_number,
                      describe_args=lambda a: ", ".join(map(repr, a))),
     FunctionQuestion(qid="q3", title="A binary counter", name="binary_encoding", points=2,
-                     probes=lambda seed: BINARY_PROBES, reference=binary_encoding,
+                     probes=lambda seed: _with_random_sizes(
+                         BINARY_PROBES, seed, lambda rng: (int(rng.integers(1, 70)), int(rng.integers(1, 9)))),
+                     reference=binary_encoding,
                      mistakes=BINARY_MISTAKES, compare=_compare_bits,
                      describe_args=lambda a: f"n_positions={a[0]}, n_bits={a[1]}"),
     FunctionQuestion(qid="q4", title="The first repeat at low precision", name="first_repeat", points=2,
