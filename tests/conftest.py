@@ -34,6 +34,13 @@ def with_submission(namespace: dict, code: str) -> dict:
     return patched
 
 
+def assert_named(exercise_set, namespace: dict, qid: str, code: str, fragment: str):
+    """A wrong answer to ``qid`` (``code`` run over ``namespace``) scores zero with a message naming it."""
+    result = exercise_set.question(qid).grade(with_submission(namespace, code))
+    assert result.points == 0 and fragment in result.message, result.line()
+    return result
+
+
 @functools.lru_cache(maxsize=None)
 def _edition_namespace(set_id: str, edition: str) -> dict:
     from posenc import authoring

@@ -4,7 +4,7 @@ import pytest
 
 from posenc.checks import load_set
 
-from tests.conftest import with_submission
+from tests.conftest import assert_named, with_submission
 
 SET_ID = "ch00"
 EXERCISES = load_set(SET_ID)
@@ -42,8 +42,7 @@ def self_attention(x, w_q, w_k, w_v):
 @pytest.mark.parametrize("name", Q1_WRONG)
 def test_q1_pitfalls_are_named(solution, name):
     code, fragment = Q1_WRONG[name]
-    result = EXERCISES.question("q1").grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q1", code, fragment)
 
 
 Q2_WRONG = {
@@ -69,8 +68,7 @@ def equivariance_gap(attention, x, perm):
 @pytest.mark.parametrize("name", Q2_WRONG)
 def test_q2_pitfalls_are_named(solution, name):
     code, fragment = Q2_WRONG[name]
-    result = EXERCISES.question("q2").grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q2", code, fragment)
 
 
 Q3_WRONG = {
@@ -84,8 +82,7 @@ Q3_WRONG = {
 @pytest.mark.parametrize("name", Q3_WRONG)
 def test_q3_pitfalls_are_named(solution, name):
     code, fragment = Q3_WRONG[name]
-    result = EXERCISES.question("q3").grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q3", code, fragment)
 
 
 @pytest.mark.parametrize("answer, fragment", [
@@ -93,8 +90,7 @@ def test_q3_pitfalls_are_named(solution, name):
     ('"acde"', "positional encodings are added"), ('"ab"', "misjudged"), ('"acdz"', "no option z"),
 ])
 def test_q4_wrong_choices_are_named(solution, answer, fragment):
-    result = EXERCISES.question("q4").grade(with_submission(solution, f"order_blind = {answer}"))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q4", f"order_blind = {answer}", fragment)
 
 
 @pytest.mark.parametrize("answer", ['"DCA"', '["a", "c", "d"]', '"a, c, d"'])

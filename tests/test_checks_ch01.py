@@ -7,7 +7,7 @@ import pytest
 from posenc import sinusoidal_encoding
 from posenc.checks import load_set
 from posenc.checks.core import PASSED
-from tests.conftest import with_submission
+from tests.conftest import assert_named, with_submission
 
 SET_ID = "ch01"
 EXERCISES = load_set(SET_ID)
@@ -123,8 +123,7 @@ Q1_WRONG = {
 @pytest.mark.parametrize("name", Q1_WRONG)
 def test_q1_pitfalls_are_named(solution, name):
     code, fragment = Q1_WRONG[name]
-    result = EXERCISES.question("q1").grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q1", code, fragment)
 
 
 def test_q1_python_loop_passes_with_a_note_about_speed(solution):
@@ -155,8 +154,7 @@ Q2_WRONG = {
 @pytest.mark.parametrize("name", Q2_WRONG)
 def test_q2_pitfalls_are_named(solution, name):
     code, fragment = Q2_WRONG[name]
-    result = EXERCISES.question("q2").grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q2", code, fragment)
 
 
 Q3_WRONG = {
@@ -183,8 +181,7 @@ def binary_encoding(n_positions, n_bits):
 @pytest.mark.parametrize("name", Q3_WRONG)
 def test_q3_pitfalls_are_named(solution, name):
     code, fragment = Q3_WRONG[name]
-    result = EXERCISES.question("q3").grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q3", code, fragment)
 
 
 Q4_WRONG = {
@@ -233,8 +230,7 @@ def first_repeat(encoding, decimals):
 @pytest.mark.parametrize("name", Q4_WRONG)
 def test_q4_pitfalls_are_named(solution, name):
     code, fragment = Q4_WRONG[name]
-    result = EXERCISES.question("q4").grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q4", code, fragment)
 
 
 def test_q5_half_fixed_bug_is_still_named(solution):

@@ -4,7 +4,7 @@ import pytest
 
 from posenc.checks import load_set
 from posenc.checks.core import PASSED
-from tests.conftest import with_submission
+from tests.conftest import assert_named, with_submission
 
 SET_ID = "ch02"
 EXERCISES = load_set(SET_ID)
@@ -82,8 +82,7 @@ Q1_WRONG = {
 @pytest.mark.parametrize("name", Q1_WRONG)
 def test_q1_pitfalls_are_named(solution, name):
     code, fragment = Q1_WRONG[name]
-    result = grade(solution, "q1", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q1", code, fragment)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -154,8 +153,7 @@ Q2_WRONG = {
 @pytest.mark.parametrize("name", Q2_WRONG)
 def test_q2_pitfalls_are_named(solution, name):
     code, fragment = Q2_WRONG[name]
-    result = grade(solution, "q2", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q2", code, fragment)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -213,8 +211,7 @@ Q3_WRONG = {
 @pytest.mark.parametrize("name", Q3_WRONG)
 def test_q3_pitfalls_are_named(solution, name):
     code, fragment = Q3_WRONG[name]
-    result = grade(solution, "q3", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q3", code, fragment)
 
 
 def test_q3_in_place_student_cannot_change_the_probes(solution):
@@ -269,8 +266,7 @@ Q4_WRONG = {
 @pytest.mark.parametrize("name", Q4_WRONG)
 def test_q4_pitfalls_are_named(solution, name):
     code, fragment = Q4_WRONG[name]
-    result = grade(solution, "q4", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q4", code, fragment)
 
 
 def test_q4_dot_products_of_encodings_pass(solution):
@@ -308,8 +304,7 @@ Q5_WRONG = {
 @pytest.mark.parametrize("name", Q5_WRONG)
 def test_q5_pitfalls_are_named(solution, name):
     code, fragment = Q5_WRONG[name]
-    result = grade(solution, "q5", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q5", code, fragment)
 
 
 def test_q5_accepts_a_numpy_integer(solution):
@@ -339,8 +334,7 @@ Q6_WRONG = {
 @pytest.mark.parametrize("name", Q6_WRONG)
 def test_q6_pitfalls_are_named(solution, name):
     code, fragment = Q6_WRONG[name]
-    result = grade(solution, "q6", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q6", code, fragment)
 
 
 def test_raising_student_code_is_reported_not_raised(solution):

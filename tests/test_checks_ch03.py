@@ -4,7 +4,7 @@ import pytest
 
 from posenc.checks import load_set
 from posenc.checks.core import PASSED
-from tests.conftest import with_submission
+from tests.conftest import assert_named, with_submission
 
 SET_ID = "ch03"
 EXERCISES = load_set(SET_ID)
@@ -257,8 +257,7 @@ CASES = [(qid, name) for qid, cases in WRONG.items() for name in cases]
 @pytest.mark.parametrize("qid,name", CASES, ids=[f"{q}-{n}" for q, n in CASES])
 def test_pitfall_is_named(solution, qid, name):
     code, fragment = WRONG[qid][name]
-    result = EXERCISES.question(qid).grade(with_submission(solution, code))
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, qid, code, fragment)
 
 
 def test_every_mistake_has_a_submission_that_triggers_it(solution):

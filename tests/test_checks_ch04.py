@@ -4,7 +4,7 @@ import pytest
 
 from posenc.checks import load_set
 from posenc.checks.core import PASSED
-from tests.conftest import with_submission
+from tests.conftest import assert_named, with_submission
 
 SET_ID = "ch04"
 EXERCISES = load_set(SET_ID)
@@ -118,8 +118,7 @@ Q1_WRONG = {
 @pytest.mark.parametrize("name", Q1_WRONG)
 def test_q1_pitfalls_are_named(solution, name):
     code, fragment = Q1_WRONG[name]
-    result = grade(solution, "q1", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q1", code, fragment)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -198,8 +197,7 @@ Q2_WRONG = {
 @pytest.mark.parametrize("name", Q2_WRONG)
 def test_q2_pitfalls_are_named(solution, name):
     code, fragment = Q2_WRONG[name]
-    result = grade(solution, "q2", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q2", code, fragment)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -244,8 +242,7 @@ def add_positions(x, table, batch_first=True):
 @pytest.mark.parametrize("name", Q3_WRONG)
 def test_q3_pitfalls_are_named(solution, name):
     code, fragment = Q3_WRONG[name]
-    result = grade(solution, "q3", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q3", code, fragment)
 
 
 def test_q3_accepts_permute_and_transpose_solutions(solution):
@@ -276,8 +273,7 @@ Q4_WRONG = {
 @pytest.mark.parametrize("name", Q4_WRONG)
 def test_q4_pitfalls_are_named(solution, name):
     code, fragment = Q4_WRONG[name]
-    result = grade(solution, "q4", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q4", code, fragment)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -316,8 +312,7 @@ Q5_WRONG = {
 @pytest.mark.parametrize("name", Q5_WRONG)
 def test_q5_pitfalls_are_named(solution, name):
     code, fragment = Q5_WRONG[name]
-    result = grade(solution, "q5", code)
-    assert result.points == 0 and fragment in result.message, result.line()
+    assert_named(EXERCISES, solution, "q5", code, fragment)
 
 
 def test_q5_names_torch_errors_for_an_embedding_lookup(solution):

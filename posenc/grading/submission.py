@@ -188,9 +188,8 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return names
 
 
-def template_sources(set_id: str) -> set[str]:
-    """The code cells of the set's exercise notebook as handed out (to tell the student's own work apart)."""
-    sources = set()
+def _exercise_code_cells(set_id: str):
+    """The source of every code cell of the set's exercise notebook, as handed out."""
     for path in sorted((ROOT / "exercises").glob(f"{set_id}_*.ipynb")):
         try:
             nb = json.loads(path.read_text())
@@ -199,31 +198,27 @@ def template_sources(set_id: str) -> set[str]:
         for cell in nb.get("cells", []):
             if cell.get("cell_type") == "code":
                 source = cell.get("source", "")
-                sources.add(_normal("".join(source) if isinstance(source, list) else source))
-    return sources
+                yield "".join(source) if isinstance(source, list) else source
+
+
+def template_sources(set_id: str) -> set[str]:
+    """The code cells of the set's exercise notebook as handed out (to tell the student's own work apart)."""
+    return {_normal(source) for source in _exercise_code_cells(set_id)}
 
 
 def exercise_imports(set_id: str) -> list[str]:
     """Modules the set's exercise notebook imports at top level (the fork server imports them once)."""
     modules = []
-    for path in sorted((ROOT / "exercises").glob(f"{set_id}_*.ipynb")):
+    for source in _exercise_code_cells(set_id):
         try:
-            nb = json.loads(path.read_text())
-        except (OSError, ValueError):
+            tree = ast.parse(source)
+        except SyntaxError:
             continue
-        for cell in nb.get("cells", []):
-            if cell.get("cell_type") != "code":
-                continue
-            source = cell.get("source", "")
-            try:
-                tree = ast.parse("".join(source) if isinstance(source, list) else source)
-            except SyntaxError:
-                continue
-            for node in tree.body:
-                if isinstance(node, ast.Import):
-                    modules += [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    modules.append(node.module)
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                modules += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules.append(node.module)
     return list(dict.fromkeys(modules))
 
 
