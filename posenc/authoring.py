@@ -20,6 +20,8 @@ cell tagged ``exercise`` only in the student copy.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import re
 import sys
 from pathlib import Path
@@ -119,6 +121,21 @@ def sources() -> list[Path]:
 
 def as_text(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
+
+
+def notebook_namespace(path: Path) -> dict:
+    """Run every code cell of a notebook in one fresh namespace, as a kernel would, and return it.
+
+    Printed output (the inline checks' lines) is swallowed; an exception propagates. The tests and
+    ``make bench`` use it to get at the functions of a worked solution without starting a kernel.
+    """
+    nb = nbformat.read(path, as_version=4)
+    namespace: dict = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, f"{Path(path).name}:{cell.get('id')}", "exec"), namespace)
+    return namespace
 
 
 def main(argv: list[str] | None = None) -> int:

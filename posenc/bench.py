@@ -7,9 +7,7 @@ check on the worked solutions, and (when the batch grader is present) grading th
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import io
 import time
 from pathlib import Path
 
@@ -36,19 +34,8 @@ def bench_encoding(sizes=((100, 64), (1000, 128), (2000, 512))) -> None:
         print(f"  {f'{n} x {d}':>22} {1000 * loops:12.1f} {1000 * vectorised:16.3f} {loops / vectorised:8.0f}x")
 
 
-def notebook_namespace(path: Path) -> dict:
-    import nbformat
-
-    namespace: dict = {"__name__": "__main__"}
-    with contextlib.redirect_stdout(io.StringIO()):
-        for cell in nbformat.read(path, as_version=4).cells:
-            if cell.cell_type == "code":
-                exec(compile(cell.source, str(path), "exec"), namespace)
-    return namespace
-
-
 def bench_inline_checks() -> None:
-    from posenc.authoring import sources
+    from posenc.authoring import notebook_namespace, sources
     from posenc.checks import load_set
 
     print("Inline checks on the worked solutions (best of 3; students wait this long)")

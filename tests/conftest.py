@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 from pathlib import Path
 
-import nbformat
 import pytest
 
+from posenc.authoring import notebook_namespace
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def notebook_namespace(path: Path) -> dict:
-    """Run every code cell of a notebook in one fresh namespace, as a kernel would, and return it.
-
-    Printed output (the inline checks' lines) is swallowed; an exception propagates.
-    """
-    nb = nbformat.read(path, as_version=4)
-    namespace: dict = {"__name__": "__main__"}
-    with contextlib.redirect_stdout(io.StringIO()):
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                exec(compile(cell.source, f"{path.name}:{cell.get('id')}", "exec"), namespace)
-    return namespace
 
 
 def with_submission(namespace: dict, code: str) -> dict:

@@ -19,7 +19,8 @@ from posenc.grading.submission import (
     EMPTY, INVALID, detect_set, prepare_cell, read_submission,
 )
 from posenc.grading.worker import HEADER
-from tests.conftest import ROOT, notebook_namespace
+from posenc.authoring import notebook_namespace
+from tests.conftest import ROOT
 
 EXERCISE = ROOT / "exercises" / "ch01_sinusoids.ipynb"
 SOLUTION = ROOT / "solutions" / "ch01_sinusoids.ipynb"
