@@ -40,11 +40,11 @@ book: $(STAMP)
 
 # Reuses the executions of the last `make book` (or `make test`) where the notebooks are unchanged.
 student-book: $(STAMP)
-	$(BIN)/python -m posenc.editions student
+	$(BIN)/python -m posenc.book.editions student
 	@echo "The student edition is in _build/student/_build/html/index.html"
 
 linkcheck: $(STAMP)
-	$(BIN)/python -m posenc.editions linkcheck
+	$(BIN)/python -m posenc.book.editions linkcheck
 
 browser-setup: $(STAMP)
 	PYTHON=$(BIN)/python tests/browser/setup.sh
@@ -53,14 +53,14 @@ browser-setup: $(STAMP)
 # 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium.
 test: $(STAMP) browser-setup
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests/test_book.py tests notebooks exercises solutions --ignore=tests/browser
-	$(BIN)/python -m posenc.editions student -q -W -n --keep-going
+	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
 	$(BIN)/python -m pytest tests/browser
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab
 
 exercises: $(STAMP)
-	$(BIN)/python -m posenc.authoring
+	$(BIN)/python -m posenc.exercises.authoring
 
 bench: $(STAMP)
 	$(BIN)/python -m posenc.bench
@@ -70,10 +70,10 @@ SUBMISSIONS ?= hand-ins
 OUT         ?= grades.csv
 FEEDBACK    ?= feedback
 grade: $(STAMP)
-	$(BIN)/python -m posenc.grade $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK)
+	$(BIN)/python -m posenc.grader $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK)
 
 experiments: $(STAMP)
-	$(BIN)/python -m posenc.experiments ch04 --out results/ch04.json
+	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
 
 clean:
 	rm -rf _build .pytest_cache

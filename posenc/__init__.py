@@ -1,6 +1,15 @@
-"""Shared code of the course: the reference encoding, notebook set-up and the exercise checks."""
+"""The course's package. Its folders follow the course's pipeline:
 
-from posenc.encoding import (
+* ``posenc.lib``: the course's own library (encodings, rotations, models, tasks, experiments);
+* ``posenc.book``: the book's tooling (notebook set-up and style, explorers, quizzes, editions);
+* ``posenc.exercises``: the exercises' tooling (the generator, the check framework, the checks);
+* ``posenc.grader``: the batch grader (``python -m posenc.grader``).
+
+What a notebook needs most is re-exported here: ``posenc.sinusoidal_encoding``, ``posenc.setup_notebook``,
+``posenc.glue``.
+"""
+
+from posenc.lib.encoding import (
     DEFAULT_BASE,
     encoding_at,
     frequencies,
@@ -8,7 +17,7 @@ from posenc.encoding import (
     sinusoidal_encoding_torch,
     wavelengths,
 )
-from posenc.style import glue, seed_everything, setup_notebook, use_course_style
+from posenc.book.style import glue, seed_everything, setup_notebook, use_course_style
 
 __all__ = [
     "DEFAULT_BASE",

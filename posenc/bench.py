@@ -7,13 +7,12 @@ check on the worked solutions, and (when the batch grader is present) grading th
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
 from pathlib import Path
 
-from posenc.encoding import sinusoidal_encoding, sinusoidal_encoding_loops
+from posenc.lib.encoding import sinusoidal_encoding, sinusoidal_encoding_loops
 
-ROOT = Path(__file__).resolve().parent.parent
+from posenc.paths import ROOT
 
 
 def best_of(function, *args, repeats: int = 3) -> float:
@@ -35,8 +34,8 @@ def bench_encoding(sizes=((100, 64), (1000, 128), (2000, 512))) -> None:
 
 
 def bench_inline_checks() -> None:
-    from posenc.authoring import notebook_namespace, sources
-    from posenc.checks import load_set
+    from posenc.exercises.authoring import notebook_namespace, sources
+    from posenc.exercises import load_set
 
     print("Inline checks on the worked solutions (best of 3; students wait this long)")
     for source in sources():
@@ -61,13 +60,37 @@ def bench_notebooks() -> None:
             print(f"  {time.perf_counter() - start:6.1f}  {path.relative_to(ROOT)}")
 
 
-def bench_grader() -> None:
-    try:
-        grade = importlib.import_module("posenc.grade")
-    except ImportError:
-        return
-    if hasattr(grade, "benchmark"):
-        grade.benchmark()
+def bench_grader(n: int = 40, jobs: int | None = None) -> dict:
+    """Grading throughput on a generated class of ``n`` ch01 submissions (``python -m posenc.grader``).
+
+    The class is made of the grader corpus's ordinary submissions (correct, typical mistakes, unattempted,
+    partial), repeated with a comment that makes each copy unique, so nothing is graded once for several rows.
+    """
+    import json
+    import os
+    import tempfile
+
+    from posenc.grader.cli import grade_files
+    from posenc.grader.session import Settings
+
+    corpus = ROOT / "tests" / "submissions"
+    ordinary = sorted(p for p in corpus.glob("ch01_*.ipynb")
+                      if any(k in p.name for k in ("correct", "mistake", "unattempted", "partial")))
+    ordinary = ordinary or sorted((ROOT / "solutions").glob("ch01_*.ipynb"))
+    with tempfile.TemporaryDirectory(prefix="posenc-bench-") as folder:
+        for i in range(n):
+            nb = json.loads(ordinary[i % len(ordinary)].read_text())
+            first = next(cell for cell in nb["cells"] if cell["cell_type"] == "code")
+            first["source"] = f"# student {i}\n" + "".join(first["source"])
+            Path(folder, f"ch01_student{i:03d}.ipynb").write_text(json.dumps(nb))
+        start = time.perf_counter()
+        status = grade_files([folder], out=Path(folder) / "grades.csv", settings=Settings(seed=1234),
+                             jobs=jobs or os.cpu_count() or 1, quiet=True)
+        seconds = time.perf_counter() - start
+    per_minute = n / seconds * 60
+    print(f"Grading throughput: {n} submissions of ch01 in {seconds:.1f} s = {per_minute:.0f} per minute "
+          f"on {os.cpu_count()} cores (exit status {status})")
+    return {"submissions": n, "seconds": seconds, "per_minute": per_minute, "exit_status": status}
 
 
 def main(argv=None) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from posenc.authoring import notebook_namespace
+from posenc.exercises.authoring import notebook_namespace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,28 +27,28 @@ def assert_named(exercise_set, namespace: dict, qid: str, code: str, fragment: s
 
 
 @functools.lru_cache(maxsize=None)
-def _edition_namespace(set_id: str, edition: str) -> dict:
-    from posenc import authoring
+def _copy_namespace(set_id: str, copy: str) -> dict:
+    from posenc.exercises import authoring
 
     source = next(s for s in authoring.sources() if s.stem.split("_")[0] == set_id)
-    return notebook_namespace(authoring.targets(source)[edition])
+    return notebook_namespace(authoring.targets(source)[copy])
 
 
-def edition_namespace(set_id: str, edition: str) -> dict:
+def copy_namespace(set_id: str, copy: str) -> dict:
     """A fresh copy of the namespace left by running the ``exercise`` or ``solution`` notebook of a set."""
-    return dict(_edition_namespace(set_id, edition))
+    return dict(_copy_namespace(set_id, copy))
 
 
 @pytest.fixture(scope="module")
 def solution(request) -> dict:
     """The worked solution's namespace, for a test module that sets ``SET_ID = "chNN"``."""
-    return edition_namespace(request.module.SET_ID, "solution")
+    return copy_namespace(request.module.SET_ID, "solution")
 
 
 @pytest.fixture(scope="module")
 def exercise(request) -> dict:
     """The untouched student notebook's namespace, for a test module that sets ``SET_ID``."""
-    return edition_namespace(request.module.SET_ID, "exercise")
+    return copy_namespace(request.module.SET_ID, "exercise")
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from posenc.authoring import SourceError, split_blocks
+from posenc.exercises.authoring import SourceError, split_blocks
 
 SOURCE = """def f(x):
     ### BEGIN SOLUTION

@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 
 HTML = ROOT / "_build" / "html"
 
-# Explorers that run in the reader's browser (posenc.web); tests/browser checks that they respond.
+# Explorers that run in the reader's browser (posenc.book.explorers); tests/browser checks that they respond.
 IN_PAGE_EXPLORERS = {"notebooks/01_binary_counters_to_sinusoids": ["posenc-heatmap"],
                      "notebooks/02_relative_shift": ["posenc-circle"]}
 

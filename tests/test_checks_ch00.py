@@ -2,7 +2,7 @@
 
 import pytest
 
-from posenc.checks import load_set
+from posenc.exercises import load_set
 
 from tests.conftest import assert_named, with_submission
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from posenc.checks import load_set
-from posenc.checks.core import PASSED
+from posenc.exercises import load_set
+from posenc.exercises.framework import PASSED
 from tests.conftest import assert_named, with_submission
 
 SET_ID = "ch03"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from posenc.checks import load_set
-from posenc.checks.core import PASSED
+from posenc.exercises import load_set
+from posenc.exercises.framework import PASSED
 from tests.conftest import assert_named, with_submission
 
 SET_ID = "ch04"
@@ -354,7 +354,7 @@ def add_positions(x, table, batch_first=True):
 
 
 def test_collected_data_survives_the_trip_to_the_grader(solution):
-    from posenc.checks.core import dumps, loads
+    from posenc.exercises.framework import dumps, loads
 
     for question in EXERCISES.questions:
         collected = loads(dumps(question.collect_from(solution)))
@@ -362,8 +362,8 @@ def test_collected_data_survives_the_trip_to_the_grader(solution):
 
 
 def test_the_diagnoses_are_listed_for_the_common_mistakes_page():
-    from posenc import mistakes
-    from posenc.checks import ch04
+    from posenc.book import mistakes
+    from posenc.exercises.checks import ch04
 
     listed = mistakes.messages(["ch04"])
     for message in (ch04.SIN_PARAMETER, ch04.BATCH_AXIS, ch04.SINGLE_ROW, ch04.FORGOT_TO_ADD, ch04.GUARD_LIMIT):

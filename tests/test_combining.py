@@ -1,4 +1,4 @@
-"""Tests of posenc.combining: accounting, algebra, geometry, scale and the chapter-3 experiment code."""
+"""Tests of posenc.lib.combining: accounting, algebra, geometry, scale and the chapter-3 experiment code."""
 
 import math
 
@@ -7,9 +7,10 @@ import pytest
 import torch
 from torch import nn
 
-from posenc import combining, sinusoidal_encoding
-from posenc.models import parameter_count
-from posenc.tasks import ShiftedCopy
+from posenc import sinusoidal_encoding
+from posenc.lib import combining
+from posenc.lib.models import parameter_count
+from posenc.lib.tasks import ShiftedCopy
 
 
 # --- accounting --------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
-"""posenc.editions: the student edition is the full book without the solutions."""
+"""posenc.book.editions: the student edition is the full book without the solutions."""
 
 import yaml
 
-from posenc import editions
+from posenc.book import editions
 from tests.conftest import ROOT
 
 

@@ -16,8 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from posenc.grade import main
-from posenc.grading.sandbox import landlock_abi
+from posenc.grader.cli import main
+from posenc.grader.sandbox import landlock_abi
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "submissions"

@@ -10,16 +10,16 @@ import sys
 import numpy as np
 import pytest
 
-from posenc.checks import load_set
-from posenc.checks.core import FunctionQuestion, Question, collect_request
-from posenc.grade import find_submissions
-from posenc.grading.grader import Plan, _same
-from posenc.grading.kernel import Kernel, KernelError
-from posenc.grading.submission import (
+from posenc.exercises import load_set
+from posenc.exercises.framework import FunctionQuestion, Question, collect_request
+from posenc.grader.cli import find_submissions
+from posenc.grader.session import Plan, _same
+from posenc.grader.kernel import Kernel, KernelError
+from posenc.grader.submission import (
     EMPTY, INVALID, detect_set, prepare_cell, read_submission,
 )
-from posenc.grading.worker import HEADER
-from posenc.authoring import notebook_namespace
+from posenc.grader.worker import HEADER
+from posenc.exercises.authoring import notebook_namespace
 from tests.conftest import ROOT
 
 EXERCISE = ROOT / "exercises" / "ch01_sinusoids.ipynb"
@@ -49,7 +49,7 @@ def test_the_exercise_notebook_reads_cleanly_with_its_set_from_metadata():
 
 
 def test_set_detection_falls_back_to_the_checker_call_then_the_file_name():
-    cell = ['from posenc.checks import checker\ncheck = checker("ch03")']
+    cell = ['from posenc.exercises import checker\ncheck = checker("ch03")']
     assert detect_set({"metadata": {}}, "homework.ipynb", cell) == ("ch03", 'its checker("ch03") call')
     assert detect_set({"metadata": {}}, "Ch02-relative_bob.ipynb", ["x = 1"]) == ("ch02", "its file name")
     assert detect_set({"metadata": {}}, "homework_ch1.ipynb", ["x = 1"]) == (None, "")
@@ -144,7 +144,7 @@ def test_a_kernel_that_breaks_the_protocol_is_killed_and_reported(frame, kind):
 
 
 def test_a_silent_kernel_is_killed_at_its_deadline(monkeypatch):
-    import posenc.grading.kernel as kernel_module
+    import posenc.grader.kernel as kernel_module
 
     monkeypatch.setattr(kernel_module, "GRACE_SECONDS", 0.2)
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-import posenc.mistakes as mistakes
+import posenc.book.mistakes as mistakes
 from tests.conftest import ROOT
 
 PAGE = ROOT / "book" / "common-mistakes.md"
@@ -33,7 +33,7 @@ def test_every_mistake_message_is_in_the_catalogue(path):
 
 
 def test_catalogue_covers_every_question_of_every_set():
-    from posenc.checks import SET_IDS, load_set
+    from posenc.exercises import SET_IDS, load_set
 
     listed = {(e.set_id, qid) for e in mistakes.catalogue() for qid, _ in e.questions}
     for set_id in SET_IDS:
@@ -51,5 +51,5 @@ def test_markdown_shows_each_message_verbatim():
 
 def test_the_page_is_generated_from_the_checks():
     source = PAGE.read_text(encoding="utf-8")
-    assert "posenc.mistakes.show()" in source and "{code-cell}" in source
+    assert "posenc.book.mistakes.show()" in source and "{code-cell}" in source
     assert "kernelspec" in source.split("---")[1], "the page must be a MyST notebook so its cell runs"

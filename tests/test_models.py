@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import experiments as ex
+from posenc.lib import experiments as ex
 from posenc import sinusoidal_encoding_torch
-from posenc.models import (
+from posenc.lib.models import (
     TinyTransformer,
     TrainConfig,
     accuracy_by_position,
@@ -19,8 +19,8 @@ from posenc.models import (
     sqrt_scale,
     train,
 )
-from posenc.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from posenc.tasks import IGNORE, ShiftedCopy
+from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from posenc.lib.tasks import IGNORE, ShiftedCopy
 
 
 @pytest.fixture(autouse=True)

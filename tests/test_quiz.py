@@ -1,4 +1,4 @@
-"""posenc.quiz and the quiz files book/quizzes/chNN.json (their clicks are tested in tests/browser)."""
+"""posenc.book.quiz and the quiz files book/quizzes/chNN.json (their clicks are tested in tests/browser)."""
 
 import copy
 import json
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-import posenc.quiz as quiz
+import posenc.book.quiz as quiz
 
 CHAPTERS = ["ch00", "ch01", "ch02", "ch03", "ch04"]
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from posenc import authoring
+from posenc.exercises import authoring
 from tests.conftest import ROOT
 
 NOTEBOOKS = sorted(p for folder in ("notebooks", "exercises", "solutions")
@@ -27,8 +27,8 @@ def test_generated_exercises_and_solutions_are_up_to_date(capsys):
     assert authoring.main(["--check"]) == 0, capsys.readouterr().out
 
 
-def test_every_exercise_set_has_both_editions_and_a_check_module():
-    from posenc.checks import SET_IDS, load_set
+def test_every_exercise_set_has_both_copies_and_a_check_module():
+    from posenc.exercises import SET_IDS, load_set
 
     sources = authoring.sources()
     assert [s.stem.split("_")[0] for s in sources] == list(SET_IDS)

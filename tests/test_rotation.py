@@ -1,4 +1,4 @@
-"""Unit tests of posenc.rotation: the 2x2 blocks, T(k), its algebra, the profile and the torch version."""
+"""Unit tests of posenc.lib.rotation: the 2x2 blocks, T(k), its algebra, the profile and the torch version."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from posenc import encoding_at, frequencies, sinusoidal_encoding
-from posenc.rotation import (
+from posenc.lib.rotation import (
     dot_product_profile,
     pair_rotations,
     rotary,

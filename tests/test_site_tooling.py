@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import yaml
 
-from posenc import sphinxext
+from posenc.book import sphinxext
 from tests.conftest import ROOT
 
 

@@ -1,4 +1,4 @@
-"""posenc.web: the kernel-free explorers are self-contained HTML with stable hooks for the browser tests.
+"""posenc.book.explorers: the kernel-free explorers are self-contained HTML with stable hooks for the browser tests.
 
 Their behaviour in a browser (sliders redraw, values match posenc) is tested in tests/browser.
 """
@@ -8,7 +8,7 @@ import re
 import matplotlib
 import pytest
 
-from posenc import style, web
+from posenc.book import explorers as web, style
 
 
 def _markup(obj) -> str:

@@ -9,7 +9,7 @@
 # %%
 import numpy as np
 
-from posenc.checks import checker
+from posenc.exercises import checker
 
 check = checker("ch00")
 

@@ -16,7 +16,7 @@
 # %%
 import numpy as np
 
-from posenc.checks import checker
+from posenc.exercises import checker
 
 check = checker("ch01")
 

@@ -6,7 +6,7 @@
 # code on inputs of its own choosing and prints one line: `PASS`, or `FAIL` with the mistake it recognised,
 # or `TODO` while the placeholder is still there.
 #
-# Run the cells from top to bottom and write your own code with NumPy: the course's `posenc.rotation`
+# Run the cells from top to bottom and write your own code with NumPy: the course's `posenc.lib.rotation`
 # module holds the reference answers, so importing it here would teach you nothing.
 #
 # Notation: pair `i` of a `d_model`-wide encoding has the frequency
@@ -30,7 +30,7 @@
 # %%
 import numpy as np
 
-from posenc.checks import checker
+from posenc.exercises import checker
 
 check = checker("ch02")
 

@@ -6,7 +6,7 @@
 # inputs of its own choosing and prints one line: `PASS`, or `FAIL` with the mistake it recognised, or
 # `TODO` while the placeholder is still there.
 #
-# Run the cells from top to bottom and write your own code with NumPy: the course's `posenc.combining`
+# Run the cells from top to bottom and write your own code with NumPy: the course's `posenc.lib.combining`
 # module holds the reference answers, so importing it here would teach you nothing.
 #
 # Notation: a token vector $x$ (a row of the embedding table, possibly scaled), a positional vector $p$
@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from posenc.checks import checker
+from posenc.exercises import checker
 
 check = checker("ch03")
 

@@ -19,7 +19,7 @@ import posenc
 import torch
 from torch import nn
 
-from posenc.checks import checker
+from posenc.exercises import checker
 
 check = checker("ch04")
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 import posenc
-import posenc.quiz
+import posenc.book.quiz
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def drive_page(tab) -> list[tuple[str, str | None]]:
             results.append((element_id, _attempt(check, tab, f"#{element_id}")))
     for element_id in tab.eval_on_selector_all(".posenc-quiz", "els => els.map(e => e.id)"):
         chapter = element_id.removeprefix("posenc-quiz-")
-        results.append((element_id, _attempt(check_quiz, tab, f"#{element_id}", posenc.quiz.load(chapter), 1)))
+        results.append((element_id, _attempt(check_quiz, tab, f"#{element_id}", posenc.book.quiz.load(chapter), 1)))
     return results
 
 

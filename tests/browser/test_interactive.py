@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 import posenc
-import posenc.quiz
-import posenc.web
+import posenc.book.quiz
+import posenc.book.explorers
 from tests.browser import helpers
 from tests.browser import drive
 from tests.browser.drive import check_circle, check_heatmap, check_quiz
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 def _open_standalone(scratch_url, new_page, name: str, *fragments):
     folder, url = scratch_url
-    (folder / f"{name}.html").write_text(posenc.web.standalone_page(*fragments, title=name), encoding="utf-8")
+    (folder / f"{name}.html").write_text(posenc.book.explorers.standalone_page(*fragments, title=name), encoding="utf-8")
     tab = new_page()
     tab.goto(f"{url}{name}.html", wait_until="load")
     return tab
@@ -34,7 +34,7 @@ def _screenshot(tab, root, name: str) -> None:
 
 
 def test_heatmap_explorer_redraws_as_the_sliders_move(scratch_url, new_page):
-    tab = _open_standalone(scratch_url, new_page, "heatmap", posenc.web.heatmap_explorer(element_id="hm"))
+    tab = _open_standalone(scratch_url, new_page, "heatmap", posenc.book.explorers.heatmap_explorer(element_id="hm"))
     check_heatmap(tab, "#hm")
     _screenshot(tab, "#hm", "explorer-heatmap")
     assert tab.eval_on_selector("#hm output.posenc-heatmap-d-value", "o => o.value") != ""
@@ -42,7 +42,7 @@ def test_heatmap_explorer_redraws_as_the_sliders_move(scratch_url, new_page):
 
 
 def test_two_explorers_on_one_page_do_not_interfere(scratch_url, new_page):
-    first, second = posenc.web.heatmap_explorer(element_id="one"), posenc.web.heatmap_explorer(element_id="two")
+    first, second = posenc.book.explorers.heatmap_explorer(element_id="one"), posenc.book.explorers.heatmap_explorer(element_id="two")
     tab = _open_standalone(scratch_url, new_page, "two-heatmaps", first, second)
     untouched = drive.canvas_picture(tab, "#two")
     drive.move(tab, "#one input.posenc-heatmap-d", "ArrowLeft")
@@ -53,7 +53,7 @@ def test_two_explorers_on_one_page_do_not_interfere(scratch_url, new_page):
 
 def test_unit_circle_point_turns_as_the_position_moves(scratch_url, new_page):
     tab = _open_standalone(scratch_url, new_page, "circle",
-                           posenc.web.unit_circle_explorer(d_model=16, pair=1, shift=4, element_id="uc"))
+                           posenc.book.explorers.unit_circle_explorer(d_model=16, pair=1, shift=4, element_id="uc"))
     check_circle(tab, "#uc")
     shift = tab.locator("#uc input.posenc-circle-shift")
     shift.focus()
@@ -64,11 +64,11 @@ def test_unit_circle_point_turns_as_the_position_moves(scratch_url, new_page):
     assert not tab.errors, tab.errors
 
 
-@pytest.mark.parametrize("chapter", posenc.quiz.chapters())
+@pytest.mark.parametrize("chapter", posenc.book.quiz.chapters())
 def test_quiz_answers_right_and_wrong_clicks(chapter, scratch_url, new_page):
-    tab = _open_standalone(scratch_url, new_page, f"quiz-{chapter}", posenc.quiz.html(chapter))
-    check_quiz(tab, f"#posenc-quiz-{chapter}", posenc.quiz.load(chapter))
-    if chapter == posenc.quiz.chapters()[0]:
+    tab = _open_standalone(scratch_url, new_page, f"quiz-{chapter}", posenc.book.quiz.html(chapter))
+    check_quiz(tab, f"#posenc-quiz-{chapter}", posenc.book.quiz.load(chapter))
+    if chapter == posenc.book.quiz.chapters()[0]:
         _screenshot(tab, f"#posenc-quiz-{chapter}", "quiz")
     assert not tab.errors, tab.errors
 

@@ -79,7 +79,7 @@ def test_figures_are_opaque_for_dark_mode(page, report_of, site, base_url):
                 if picture.convert("RGBA").getchannel("A").getextrema()[0] < 250:
                     see_through.append(file.name)
     assert not see_through, (f"{page}: figures with a transparent background {see_through}; "
-                             "save them with a white face (posenc.style sets figure.facecolor)")
+                             "save them with a white face (posenc.book.style sets figure.facecolor)")
 
 
 @by_page
@@ -210,7 +210,7 @@ def _plain(text: str) -> str:
 def test_common_mistakes_page_lists_every_diagnosis(site):
     import html
 
-    import posenc.mistakes as mistakes
+    import posenc.book.mistakes as mistakes
 
     built = site / "book" / "common-mistakes.html"
     if not built.exists():

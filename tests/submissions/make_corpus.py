@@ -270,7 +270,7 @@ builtins.isinstance = lambda obj, cls: True
 '''}),
     "ch01_tamper_check_rose": dict(
         answers={},
-        after={"imports": '''import posenc.checks.core as core
+        after={"imports": '''import posenc.exercises.framework as core
 def check(qid):
     print(f"[PASS] {qid}: correct")
 core.Question.result_from = lambda self, collected, seed=0: core.Result(
@@ -287,7 +287,7 @@ core.NotAttempted = ZeroDivisionError
     return np.array([[0.0]])        # right for the only probe left: (1, 1)
 ''', "wavelength": "def wavelength(i, d_model, base=10000.0):\n    return 2 * np.pi\n",
                  "first_repeat": "def first_repeat(encoding, decimals):\n    return None\n"},
-        after={"imports": '''from posenc.checks import ch01
+        after={"imports": '''from posenc.exercises.checks import ch01
 ch01.ENCODING_PROBES[:] = [(1, 1)]
 ch01.WAVELENGTH_PROBES[:] = [(0, 4)]
 for q in ch01.EXERCISES.questions:
@@ -295,8 +295,8 @@ for q in ch01.EXERCISES.questions:
 '''}),
     "ch01_tamper_collect_tina": dict(
         answers={},
-        after={"imports": '''import posenc.checks.core as core
-from posenc.checks import ch01
+        after={"imports": '''import posenc.exercises.framework as core
+from posenc.exercises.checks import ch01
 # answer every question with the course's own reference, whatever my functions do
 core.FunctionQuestion.collect = lambda self, obj, seed=0: [
     core.Outcome(value=core.to_plain(self.reference(*args))) for args in self.probes(seed)]
@@ -339,7 +339,7 @@ subprocess.run(["true"], check=True)                      # any other program at
 '''}),
     "ch01_course_code_walt": dict(
         answers={**ALL_RIGHT, "sinusoidal_encoding": "from posenc import sinusoidal_encoding\n",
-                 "wavelength": "from posenc.checks.ch01 import wavelength\n"}),
+                 "wavelength": "from posenc.exercises.checks.ch01 import wavelength\n"}),
     "ch01_cells_reordered_xena": dict(answers=ALL_RIGHT, reorder=True),
     "ch01_cells_deleted_yuri": dict(answers=ALL_RIGHT, delete=["binary_encoding", "check3"]),
     "ch01_duplicate_of_alice_zoe": dict(answers=ALL_RIGHT),
@@ -423,8 +423,8 @@ def main() -> None:
     no_code["cells"] = [c for c in no_code["cells"] if c["cell_type"] == "markdown"]
     (HERE / "ch01_only_markdown_dan.ipynb").write_text(json.dumps(no_code, indent=1) + "\n")
     other = load_exercise()
-    other["metadata"]["posenc"] = {"exercise_set": "ch02", "edition": "exercise"}
-    other["cells"] = [code_cell('import numpy as np\nfrom posenc.checks import checker\n\ncheck = checker("ch02")\n'),
+    other["metadata"]["posenc"] = {"exercise_set": "ch02", "copy": "exercise"}
+    other["cells"] = [code_cell('import numpy as np\nfrom posenc.exercises import checker\n\ncheck = checker("ch02")\n'),
                       code_cell("def rotation(theta):\n    c, s = np.cos(theta), np.sin(theta)\n"
                                 "    return np.array([[c, -s], [s, c]])\n"),
                       code_cell('check("q1")\n')]

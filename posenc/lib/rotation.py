@@ -1,6 +1,6 @@
 """The relative-shift property of the sinusoidal encoding, as code (chapter 2).
 
-Notation as in ``posenc.encoding``: pair ``i`` holds ``(sin(omega_i t), cos(omega_i t))`` in columns
+Notation as in ``posenc.lib.encoding``: pair ``i`` holds ``(sin(omega_i t), cos(omega_i t))`` in columns
 ``2 i`` and ``2 i + 1``. Moving from position ``t`` to ``t + k`` turns every pair by the angle
 ``omega_i k``, through the 2x2 matrix
 
@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from posenc.encoding import DEFAULT_BASE, frequencies
+from posenc.lib.encoding import DEFAULT_BASE, frequencies
 
 
 def _even_width(d_model) -> int:

@@ -4,8 +4,8 @@ The questions live in ``book/quizzes/chNN.json`` in jupyterquiz's format: a list
 each ``{"question": ..., "type": "multiple_choice", "answers": [{"answer": ..., "correct": bool,
 "feedback": ...}, ...]}``. A chapter shows its quiz with one cell::
 
-    import posenc.quiz
-    posenc.quiz.show(1)
+    import posenc.book.quiz
+    posenc.book.quiz.show(1)
 
 On the built site, in Jupyter and in Colab the reader clicks an answer and reads the feedback at once.
 Every feedback starts with "Correct." or "Not quite.", so the verdict never rests on colour alone.
@@ -17,8 +17,7 @@ import json
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-QUIZ_DIR = ROOT / "book" / "quizzes"
+from posenc.paths import QUIZZES as QUIZ_DIR
 
 QUESTION_TYPES = ("multiple_choice", "many_choice")
 VERDICTS = {True: "Correct.", False: "Not quite."}

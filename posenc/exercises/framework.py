@@ -7,7 +7,7 @@ A question is judged in two steps that may run in two different processes:
 * ``judge``: runs in the grading process. It compares the collected data with the reference and names
   the likely mistake. Nothing the student defines takes part in the comparison.
 
-Inline feedback runs both steps in the notebook; ``python -m posenc.grade`` runs ``collect`` inside the
+Inline feedback runs both steps in the notebook; ``python -m posenc.grader`` runs ``collect`` inside the
 student's kernel and ``judge`` in the parent process.
 """
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from posenc.checks import load_set
-from posenc.checks.core import FAILED, ExerciseSet, Question, Result, TypedValue, decode, encode
-from posenc.grading.kernel import ForkServer, Kernel, KernelError, Limits
-from posenc.grading.submission import Cell, Submission, exercise_imports
+from posenc.exercises import load_set
+from posenc.exercises.framework import FAILED, ExerciseSet, Question, Result, TypedValue, decode, encode
+from posenc.grader.kernel import ForkServer, Kernel, KernelError, Limits
+from posenc.grader.submission import Cell, Submission, exercise_imports
 
 MAX_RESTARTS = 3
 
@@ -178,7 +178,7 @@ class ServerPool:
             if set_id in self.servers and not self.servers[set_id].alive:     # it died: start another
                 self.servers.pop(set_id).close()
             if set_id not in self.servers:
-                warm = ["numpy", "posenc", f"posenc.checks.{set_id}", *exercise_imports(set_id)]
+                warm = ["numpy", "posenc", f"posenc.exercises.{set_id}", *exercise_imports(set_id)]
                 self.servers[set_id] = ForkServer(list(dict.fromkeys(warm)), self.home)
             return self.servers[set_id]
 

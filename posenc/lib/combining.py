@@ -1,6 +1,6 @@
 """Adding or concatenating positional information (chapter 3): accounting, algebra, geometry, experiment.
 
-One home for what chapter 3, its exercise checks (``posenc.checks.ch03``) and the tests share.
+One home for what chapter 3, its exercise checks (``posenc.exercises.checks.ch03``) and the tests share.
 Notation as in the rest of the course: ``x`` is a token vector (``scale * E[token]``), ``p`` a positional
 vector, ``d_model`` the width of the first layer's input.
 
@@ -10,7 +10,7 @@ vector, ``d_model`` the width of the first layer's input.
   position-position terms when ``x + p`` enters the attention.
 * Geometry and scale: cosines between random token vectors and PE rows, dimensions of PE that barely move
   over a short sequence, the norms behind the ``sqrt(d_model)`` embedding scale.
-* The experiment: one tiny Transformer (``posenc.models``) trained on ``ShiftedCopy`` under several
+* The experiment: one tiny Transformer (``posenc.lib.models``) trained on ``ShiftedCopy`` under several
   conditions and seeds, with its summary table.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from posenc.encoding import sinusoidal_encoding
+from posenc.lib.encoding import sinusoidal_encoding
 
 # ---------------------------------------------------------------------------------------------------
 # Accounting
@@ -252,8 +252,8 @@ def build_model(condition: Condition, vocab_size: int, d_model: int, seed: int, 
     """A seeded ``TinyTransformer`` for one condition (concatenation gives half the width to positions)."""
     import torch
 
-    from posenc.models import TinyTransformer, sqrt_scale
-    from posenc.positional import SinusoidalPositionalEncoding
+    from posenc.lib.models import TinyTransformer, sqrt_scale
+    from posenc.lib.positional import SinusoidalPositionalEncoding
 
     position_width = d_model // 2 if condition.combine == "concat" else d_model
     positional = None if condition.combine == "none" else SinusoidalPositionalEncoding(position_width)
@@ -282,7 +282,7 @@ def run_experiment(condition_keys, seeds, task, d_model: int = 32, seq_len: int 
     For one seed every condition sees the same training batches (``train`` draws them from the seed).
     ``model_kwargs`` go to ``TinyTransformer`` (e.g. ``n_layers=1``).
     """
-    from posenc.models import TrainConfig, evaluate, train
+    from posenc.lib.models import TrainConfig, evaluate, train
 
     runs = []
     for key in condition_keys:
@@ -306,7 +306,7 @@ def steps_to_loss(losses, threshold: float = 0.1, window: int = 10) -> float:
 
 def summarise(runs: list[Run], threshold: float = 0.1) -> dict[str, dict]:
     """Per condition: accuracies, their mean, std (ddof=1), min and max, steps to ``threshold``, parameters."""
-    from posenc.models import parameter_count
+    from posenc.lib.models import parameter_count
 
     summary = {}
     for key in dict.fromkeys(r.condition for r in runs):
@@ -344,7 +344,7 @@ def bag_of_tokens_accuracy(task, seq_len: int, n_sequences: int = 512, seed: int
     """
     import torch
 
-    from posenc.tasks import IGNORE
+    from posenc.lib.tasks import IGNORE
 
     tokens, targets = task.batch(n_sequences, seq_len, torch.Generator().manual_seed(seed))
     one_hot = torch.nn.functional.one_hot(tokens, task.vocab_size)

@@ -1,7 +1,7 @@
 """The catalogue of mistakes the graders recognise, for the book's "Common mistakes" page.
 
 The page ``book/common-mistakes.md`` runs :func:`show` when the book is built, so its list is made
-from the ``Mistake`` messages of ``posenc.checks`` at that moment and cannot drift from them.
+from the ``Mistake`` messages of ``posenc.exercises`` at that moment and cannot drift from them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _message(mistake) -> str | None:
 
 def catalogue(set_ids=None) -> list[Entry]:
     """Every distinct mistake message of every exercise set, in the order the questions check them."""
-    from posenc.checks import SET_IDS, load_set
+    from posenc.exercises import SET_IDS, load_set
 
     entries: list[Entry] = []
     for set_id in set_ids or SET_IDS:

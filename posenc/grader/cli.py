@@ -1,12 +1,12 @@
 """Grade a class's exercise notebooks into a gradebook CSV, with feedback for each student.
 
-    python -m posenc.grade submissions/ --out grades.csv --feedback-dir feedback/
-    python -m posenc.grade a.ipynb b.ipynb --out grades.csv --extra-tests ~/private-checks --jobs 2
+    python -m posenc.grader submissions/ --out grades.csv --feedback-dir feedback/
+    python -m posenc.grader a.ipynb b.ipynb --out grades.csv --extra-tests ~/private-checks --jobs 2
 
 Each submission runs in its own kernel process (forked from a warm server, in its own temporary folder,
 confined where Linux allows, with a limit of computing time per cell and per question and a memory
 limit); each question's answers are collected there on inputs the grader chooses and judged here, in
-the grading process. See ``posenc.grading`` for how.
+the grading process. See ``posenc.grader`` for how.
 
 Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why),
 2 when the command itself is wrong (no submissions, an unknown --set, a broken --extra-tests folder).
@@ -16,25 +16,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import os
 import secrets
 import signal
-import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from posenc.checks import SET_IDS
-from posenc.grading.grader import (
+from posenc.exercises import SET_IDS
+from posenc.grader.report import Progress, feedback_name, feedback_text, summary, write_csv
+from posenc.grader.session import (
     DUPLICATE, Graded, Plan, ServerPool, Settings, grade_submission, load_extra_tests,
 )
-from posenc.grading.kernel import Limits
-from posenc.grading.submission import (
+from posenc.grader.kernel import Limits
+from posenc.grader.submission import (
     GRADER_ERROR, UNKNOWN_SET, WRONG_SET, Submission, read_submission, set_digest, template_sources,
 )
 
@@ -99,128 +97,6 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
             sub.problem, sub.message = UNKNOWN_SET, (
                 f"exercise set {sub.set_id} (from {sub.set_evidence}) is not one of this course's "
                 f"sets ({', '.join(SET_IDS)})")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Output
-
-
-def _points(value: float) -> str:
-    return f"{value:g}"
-
-
-def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int) -> None:
-    questions = plan.questions if plan else []
-    header = ["file", *[q.qid for q in questions], "total", "percentage", "status", "message"]
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        if plan:
-            writer.writerow(["(maximum)", *[_points(q.points) for q in questions], _points(plan.max_points),
-                             "100", "", f"exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}; "
-                                        f"seed {seed}" + ("; private: " + ", ".join(
-                                            q.qid for q in questions if q.private)
-                                            if any(q.private for q in questions) else "")])
-        for g in graded:
-            writer.writerow(csv_row(g, plan))
-
-
-def csv_row(g: Graded, plan: Plan | None) -> list[str]:
-    questions = plan.questions if plan else []
-    if not g.submission.gradable:
-        return [g.submission.name, *[""] * len(questions), "", "", g.status, g.submission.message]
-    by_id = {r.qid: r for r in g.results}
-    total = g.total
-    percent = 100 * total / plan.max_points if plan.max_points else 0.0
-    return [g.submission.name, *[_points(by_id[q.qid].points) if q.qid in by_id else "" for q in questions],
-            _points(total), f"{percent:.1f}", g.status, "; ".join(g.notes)]
-
-
-def feedback_text(g: Graded, plan: Plan | None) -> str:
-    """What the student reads: public questions in full, private checks as pass/fail only."""
-    sub = g.submission
-    if not sub.gradable:
-        return f"Feedback on {sub.name}\n\nThis submission could not be graded: {sub.message}\n"
-    public = [r for r in g.results if not r.private]
-    private = [r for r in g.results if r.private]
-    lines = [f"Feedback on {sub.name}",
-             f"Exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}",
-             f"Score: {_points(g.total)}/{_points(plan.max_points)} "
-             f"({100 * g.total / plan.max_points:.0f}%)", ""]
-    lines += [r.line() for r in public]
-    if private:
-        passed = sum(r.passed for r in private)
-        got, out_of = _points(sum(r.points for r in private)), _points(sum(r.max_points for r in private))
-        lines += ["", f"Further checks by your lecturer: {passed} of {len(private)} passed ({got}/{out_of} points)"]
-        lines += [f"  check {i}: {'passed' if r.passed else 'failed'}" for i, r in enumerate(private, 1)]
-    notes = [n for n in g.notes if not n.startswith("same code as")]
-    if g.cell_errors or notes:
-        lines += ["", "While running your notebook:"]
-        lines += [f"  - {text}" for text in g.cell_errors + notes]
-    return "\n".join(lines) + "\n"
-
-
-def feedback_name(name: str) -> str:
-    stem = name[:-6] if name.endswith(".ipynb") else name
-    return stem.replace("/", "__").replace("\\", "__") + ".txt"
-
-
-class Progress:
-    """A progress bar on a terminal, one line per submission otherwise."""
-
-    def __init__(self, total: int, stream=None, quiet: bool = False):
-        self.total, self.done, self.stream, self.quiet = total, 0, stream or sys.stdout, quiet
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.start = time.perf_counter()
-
-    def update(self, g: Graded, plan: Plan | None) -> None:
-        self.done += 1
-        if self.quiet:
-            return
-        score = (f"{_points(g.total)}/{_points(plan.max_points)}" if g.submission.gradable and plan else "-")
-        if self.tty:
-            width = 30
-            filled = int(width * self.done / max(1, self.total))
-            rate = self.done / max(1e-9, time.perf_counter() - self.start) * 60
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                              f"{rate:.0f}/min  {g.submission.name[-30:]:<30}")
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            self.stream.write(f"[{self.done:>{len(str(self.total))}}/{self.total}] {g.submission.name}: "
-                              f"{score} {g.status}\n")
-        self.stream.flush()
-
-
-def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, note: str) -> str:
-    ok = [g for g in graded if g.submission.gradable]
-    lines = []
-    if plan:
-        rate = len(graded) / seconds * 60 if seconds else 0.0
-        lines.append(f"Graded {len(ok)} of {len(graded)} submissions of {plan.exercise_set.set_id} "
-                     f"({plan.exercise_set.title}) in {seconds:.1f} s ({rate:.0f} per minute), seed {seed}")
-        if note:
-            lines.append(f"Note: {note}")
-        if ok:
-            totals = [g.total for g in ok]
-            lines.append(f"Score out of {_points(plan.max_points)}: mean {statistics.mean(totals):.2f}, "
-                         f"median {_points(statistics.median(totals))}, min {_points(min(totals))}, "
-                         f"max {_points(max(totals))}")
-            rates = []
-            for q in plan.questions:
-                passed = sum(1 for g in ok for r in g.results if r.qid == q.qid and r.passed)
-                rates.append(f"{q.qid}{'*' if q.private else ''} {100 * passed / len(ok):.0f}%")
-            lines.append("Passed per question: " + ", ".join(rates)
-                         + ("  (* private)" if any(q.private for q in plan.questions) else ""))
-    bad = [g for g in graded if not g.submission.gradable]
-    if bad:
-        lines.append(f"Could not grade {len(bad)}:")
-        lines += [f"  {g.submission.name}: {g.status}: {g.submission.message}" for g in bad]
-    odd = [g for g in ok if g.flags]
-    if odd:
-        lines.append(f"Graded with problems ({len(odd)}):")
-        lines += [f"  {g.submission.name}: {g.status}: {'; '.join(g.notes)}" for g in odd]
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -338,7 +214,7 @@ def _stop_on_interrupt(executor: ThreadPoolExecutor, pool: ServerPool):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc.grade", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m posenc.grader", description=__doc__.split("\n\n")[0],
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", nargs="+", help=".ipynb files or folders holding them")
@@ -376,81 +252,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Benchmark (make bench)
-
-
-def benchmark(n: int = 40, jobs: int | None = None, stream=None) -> dict:
-    """Grading throughput on a generated class of ``n`` submissions, and the time of the inline checks.
-
-    The class is made of the corpus's ordinary submissions (correct, typical mistakes, unattempted),
-    repeated with a comment that makes each copy unique, so nothing is graded once for several rows.
-    """
-    import json
-
-    from posenc.checks import checker
-    from posenc.authoring import ROOT
-
-    stream = stream or sys.stdout
-    corpus = ROOT / "tests" / "submissions"
-    ordinary = sorted(p for p in corpus.glob("ch01_*.ipynb")
-                      if any(k in p.name for k in ("correct", "mistake", "unattempted", "partial")))
-    if not ordinary:
-        ordinary = sorted((ROOT / "solutions").glob("ch01_*.ipynb"))
-    report = {}
-    with tempfile.TemporaryDirectory(prefix="posenc-bench-") as folder:
-        for i in range(n):
-            source = ordinary[i % len(ordinary)]
-            nb = json.loads(source.read_text())
-            for cell in nb["cells"]:
-                if cell["cell_type"] == "code":
-                    text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-                    cell["source"] = f"# student {i}\n" + text
-                    break
-            Path(folder, f"ch01_student{i:03d}.ipynb").write_text(json.dumps(nb))
-        settings = Settings(seed=1234)
-        start = time.perf_counter()
-        status = grade_files([folder], out=Path(folder) / "grades.csv", settings=settings,
-                             jobs=jobs or os.cpu_count() or 1, quiet=True)
-        seconds = time.perf_counter() - start
-        report["submissions"] = n
-        report["seconds"] = seconds
-        report["per_minute"] = n / seconds * 60
-        report["exit_status"] = status
-
-    # Inline check: check("qN") on the solution, as the student runs it.
-    namespace = {"__name__": "__main__"}
-    solution = json.loads((ROOT / "solutions" / "ch01_sinusoids.ipynb").read_text())
-    devnull = open(os.devnull, "w")
-    stdout, sys.stdout = sys.stdout, devnull
-    try:
-        for cell in solution["cells"]:
-            if cell["cell_type"] == "code":
-                exec("".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"], namespace)
-    finally:
-        sys.stdout = stdout
-    check = checker("ch01")
-    times = {}
-    for question in check.exercise_set.questions:
-        best = float("inf")
-        for _ in range(3):
-            t = time.perf_counter()
-            stdout, sys.stdout = sys.stdout, devnull
-            try:
-                check(question.qid, namespace)
-            finally:
-                sys.stdout = stdout
-            best = min(best, time.perf_counter() - t)
-        times[question.qid] = best
-    devnull.close()
-    report["inline_check_seconds"] = times
-    print(f"Grading throughput: {n} submissions of ch01 in {seconds:.1f} s = {report['per_minute']:.0f} per "
-          f"minute on {os.cpu_count()} cores (aim: at least 60)", file=stream)
-    print("Inline check (best of 3): " + ", ".join(f"{q} {t * 1000:.0f} ms" for q, t in times.items())
-          + f"; slowest {max(times.values()) * 1000:.0f} ms (aim: under 500 ms)", file=stream)
-    return report
 
 
 if __name__ == "__main__":

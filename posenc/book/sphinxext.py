@@ -4,7 +4,7 @@ Enable it in ``_config.yml``::
 
     sphinx:
       extra_extensions:
-        - posenc.sphinxext
+        - posenc.book.sphinxext
 
 It does two things, both invisible except in the browser's console:
 

@@ -3,8 +3,8 @@
 Nothing in this module ever sees a reference answer, a judge, a private check's code (unless that check
 needs its own ``collect``) or another student's work. It runs in two roles:
 
-* the **fork server** (``python -m posenc.grading.worker``): imports the course's modules once (NumPy,
-  IPython, ``posenc.checks.<set>`` and what the exercise notebook imports, torch included for the sets that
+* the **fork server** (``python -m posenc.grader.worker``): imports the course's modules once (NumPy,
+  IPython, ``posenc.exercises.<set>`` and what the exercise notebook imports, torch included for the sets that
   use it), then forks one fresh kernel per submission on request. Forking is what amortises the start-up:
   each kernel is a new process with a clean namespace, started in milliseconds.
 * the **kernel**: a forked child in its own session, temporary folder and resource limits. It runs the
@@ -95,8 +95,8 @@ def zygote_main(control_fd: int, warm: list[str]) -> None:
             failed.append(f"{module}: {type(exc).__name__}: {exc}")
     # What the kernels use, made here once so that forking them is cheap: the shell too (it holds no
     # student state yet, and with its history off it starts no thread, so forking it is safe).
-    import posenc.checks  # noqa: F401
-    import posenc.checks.core  # noqa: F401
+    import posenc.exercises  # noqa: F401
+    import posenc.exercises.framework  # noqa: F401
 
     _make_shell()
 
@@ -207,7 +207,7 @@ class _CappedText(io.TextIOBase):
 def _private_copy(module: types.ModuleType) -> dict:
     """The module's functions, re-bound to a snapshot of its globals.
 
-    Taken before the student's code runs, so patching ``posenc.checks.core.call_student`` (or any other
+    Taken before the student's code runs, so patching ``posenc.exercises.framework.call_student`` (or any other
     name in that module) from a notebook cell does not change what this kernel's collection does.
     """
     import builtins
@@ -264,7 +264,7 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
 
     import _signal
 
-    import posenc.checks.core as core
+    import posenc.exercises.framework as core
 
     # Everything the loop below uses is bound now, before the student's code can patch anything:
     # the collection functions run on a private copy of their module and of the builtins.
@@ -288,7 +288,7 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
 
     shell = _make_shell()
     namespace = shell.user_ns
-    from posenc.grading.sandbox import confine
+    from posenc.grader.sandbox import confine
 
     sandbox = confine(workdir) if setup.get("sandbox", True) else []
     namespace["__name__"] = "__main__"
@@ -387,7 +387,7 @@ def _make_shell():
 
 def _load_question(request: dict):
     """A question whose ``collect`` must run here: from the course's set or a lecturer's extra file."""
-    from posenc.checks import load_set
+    from posenc.exercises import load_set
 
     if request.get("module_path"):
         module = sys.modules.get(request["module_name"])

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from posenc import combining
-from posenc.checks.core import ExerciseSet, FunctionQuestion, Mistake, describe_mismatch
-from posenc.encoding import sinusoidal_encoding
+from posenc.lib import combining
+from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, describe_mismatch
+from posenc.lib.encoding import sinusoidal_encoding
 
 # ---------------------------------------------------------------------------------------------------
 # q1: parameters of the first projection

@@ -13,8 +13,8 @@ when one follows, or else with ``raise NotImplementedError`` at the same indenta
 keeps the solution and drops the stub. A cell tagged ``solution`` appears only in the solution copy, a
 cell tagged ``exercise`` only in the student copy.
 
-    python -m posenc.authoring           # write exercises/*.ipynb and solutions/*.ipynb
-    python -m posenc.authoring --check   # fail if a committed copy is out of date
+    python -m posenc.exercises.authoring           # write exercises/*.ipynb and solutions/*.ipynb
+    python -m posenc.exercises.authoring --check   # fail if a committed copy is out of date
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-SOURCE_DIR = ROOT / "solutions" / "source"
+from posenc.paths import EXERCISE_SOURCES as SOURCE_DIR, ROOT
 MARKER = re.compile(r"^(?P<indent>\s*)### (?P<edge>BEGIN|END) (?P<kind>SOLUTION|STUB)\s*$")
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -76,12 +75,12 @@ def split_blocks(source: str, keep: str, where: str = "cell") -> str:
     return "\n".join(out)
 
 
-def render(source_path: Path, edition: str) -> nbformat.NotebookNode:
-    """The ``exercise`` or ``solution`` edition of one source, as a notebook without outputs."""
+def render(source_path: Path, copy: str) -> nbformat.NotebookNode:
+    """The ``exercise`` or ``solution`` copy of one source, as a notebook without outputs."""
     import jupytext
 
-    keep = {"exercise": "stub", "solution": "solution"}[edition]
-    dropped_tag = {"exercise": "solution", "solution": "exercise"}[edition]
+    keep = {"exercise": "stub", "solution": "solution"}[copy]
+    dropped_tag = {"exercise": "solution", "solution": "exercise"}[copy]
     source_nb = jupytext.read(source_path, fmt="py:percent")
     set_id = source_path.stem.split("_", 1)[0]
     cells = []
@@ -104,7 +103,7 @@ def render(source_path: Path, edition: str) -> nbformat.NotebookNode:
     nb.metadata = {
         "kernelspec": KERNELSPEC,
         "language_info": {"name": "python"},
-        "posenc": {"exercise_set": set_id, "edition": edition,
+        "posenc": {"exercise_set": set_id, "copy": copy,
                    "generated_from": f"solutions/source/{source_path.name}"},
     }
     return nb
@@ -144,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stale = []
     for source in sources():
-        for edition, path in targets(source).items():
-            text = as_text(render(source, edition))
+        for copy, path in targets(source).items():
+            text = as_text(render(source, copy))
             if args.check:
                 if not path.exists() or path.read_text() != text:
                     stale.append(path.relative_to(ROOT))

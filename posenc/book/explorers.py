@@ -5,7 +5,7 @@ functions here return an ``IPython.display.HTML`` object whose JavaScript comput
 from the formula (the same one as :func:`posenc.sinusoidal_encoding`) and redraws on every slider
 move. They work the same on the built site, in Jupyter and in Colab, and load no external scripts.
 
-    from posenc.web import heatmap_explorer, unit_circle_explorer
+    from posenc.book.explorers import heatmap_explorer, unit_circle_explorer
     heatmap_explorer()                 # chapter 1: PE over d_model, base and the number of positions
     unit_circle_explorer(shift=4)      # chapter 2: one pair as a point turning on the unit circle
 
@@ -31,8 +31,8 @@ import json
 import math
 from typing import Sequence
 
-from posenc.encoding import DEFAULT_BASE
-from posenc.style import DIVERGING_CMAP, OKABE_ITO
+from posenc.lib.encoding import DEFAULT_BASE
+from posenc.book.style import DIVERGING_CMAP, OKABE_ITO
 
 __all__ = ["heatmap_explorer", "unit_circle_explorer", "standalone_page"]
 
@@ -234,7 +234,7 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
     """A heatmap of PE(pos, dim) with sliders for d_model, base and the number of positions.
 
     The browser draws it on a canvas from the formula, with the course's diverging colour map
-    (``posenc.style.DIVERGING_CMAP``) from -1 to +1. Returns an ``IPython.display.HTML`` object;
+    (``posenc.book.style.DIVERGING_CMAP``) from -1 to +1. Returns an ``IPython.display.HTML`` object;
     make it the last expression of a cell to show it.
     """
     d_models = [_check_positive_int("d_models entry", d) for d in d_models]

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from posenc.tasks import IGNORE
+from posenc.lib.tasks import IGNORE
 
 
 class TinyTransformer(nn.Module):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from posenc.checks.core import ExerciseSet, FunctionQuestion, Mistake, describe_mismatch
-from posenc.encoding import sinusoidal_encoding
+from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, describe_mismatch
+from posenc.lib.encoding import sinusoidal_encoding
 
 # ---------------------------------------------------------------------------------------------------
 # q1, q5: the encoding itself, and the same diagnosis for the find-the-bug question

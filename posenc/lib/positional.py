@@ -1,6 +1,6 @@
 """Positional encodings as torch modules with one interface: ``module(seq_len) -> (seq_len, d_model)``.
 
-Chapters 3 and 4 plug them into ``posenc.models.TinyTransformer``. Both modules expose their rows as
+Chapters 3 and 4 plug them into ``posenc.lib.models.TinyTransformer``. Both modules expose their rows as
 ``module.table`` (a buffer for the sinusoidal encoding, the trainable weight for the learned one), so a
 chapter can compare them directly.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from posenc.encoding import DEFAULT_BASE, sinusoidal_encoding_torch
+from posenc.lib.encoding import DEFAULT_BASE, sinusoidal_encoding_torch
 
 OVERFLOW_MODES = ("error", "clamp")
 

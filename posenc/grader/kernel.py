@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from posenc.grading.worker import HEADER, send_frame
+from posenc.grader.worker import HEADER, send_frame
 
 GRACE_SECONDS = 2.0
 
@@ -71,7 +71,7 @@ class ForkServer:
         self.control = ours
         self.lock = threading.Lock()
         self.process = subprocess.Popen(
-            [python or sys.executable, "-m", "posenc.grading.worker", str(theirs.fileno()), *self.warm],
+            [python or sys.executable, "-m", "posenc.grader.worker", str(theirs.fileno()), *self.warm],
             pass_fds=[theirs.fileno()], cwd=workdir, env=kernel_environment(workdir),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from posenc.authoring import ROOT
+from posenc.exercises.authoring import ROOT
 
 MAX_FILE_BYTES = 100 * 2**20
 SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)

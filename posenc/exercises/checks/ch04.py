@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from posenc.checks.core import (
+from posenc.exercises.framework import (
     ExerciseSet,
     FunctionQuestion,
     Mistake,
@@ -24,7 +24,7 @@ from posenc.checks.core import (
     call_student,
     to_plain,
 )
-from posenc.encoding import sinusoidal_encoding
+from posenc.lib.encoding import sinusoidal_encoding
 
 ATOL = 1e-4     # float32 arithmetic on values of order 1
 
@@ -170,7 +170,7 @@ GUARD_OFF_BY_ONE = ("off by one: positions 0..max_len-1 all have rows, so a sequ
 
 
 def _catalogued(*messages) -> tuple:
-    """Diagnoses listed on the Common mistakes page (posenc.mistakes reads a question's ``mistakes``)."""
+    """Diagnoses listed on the Common mistakes page (posenc.book.mistakes reads a question's ``mistakes``)."""
     return tuple(Variant(m, lambda c: None) for m in messages)
 
 

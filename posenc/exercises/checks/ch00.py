@@ -6,7 +6,7 @@ import numpy as np
 
 from dataclasses import dataclass
 
-from posenc.checks.core import ExerciseSet, FunctionQuestion, Mistake, NotAttempted, Question, describe_mismatch
+from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, NotAttempted, Question, describe_mismatch
 
 # ---------------------------------------------------------------------------------------------------
 # q1: single-head self-attention in NumPy

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from posenc.checks.core import ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch
-from posenc.encoding import DEFAULT_BASE, encoding_at, frequencies, wavelengths
-from posenc.rotation import dot_product_profile, shift_operator, shift_vectors
+from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch
+from posenc.lib.encoding import DEFAULT_BASE, encoding_at, frequencies, wavelengths
+from posenc.lib.rotation import dot_product_profile, shift_operator, shift_vectors
 
 # ---------------------------------------------------------------------------------------------------
 # Deliberately wrong versions of the 2x2 blocks, shared by q1-q3

@@ -6,8 +6,8 @@ longer sequences than it was trained on. The chapter runs a reduced sweep (3 see
 the full sweep runs from the command line and writes its results, with configuration and seeds, to a
 JSON file the chapter can load::
 
-    python -m posenc.experiments ch04 --out results/ch04.json            # 10 seeds, a few minutes
-    python -m posenc.experiments ch04 --out /tmp/quick.json --seeds 2    # a quick look
+    python -m posenc.lib.experiments ch04 --out results/ch04.json            # 10 seeds, a few minutes
+    python -m posenc.lib.experiments ch04 --out /tmp/quick.json --seeds 2    # a quick look
 
 Runs are paired: for one seed every encoding starts from the same token embeddings and encoder weights
 and sees the same training batches, so the only difference between them is the positional encoding.
@@ -32,12 +32,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from posenc.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, train
-from posenc.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from posenc.tasks import ShiftedCopy
+from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, train
+from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from posenc.lib.tasks import ShiftedCopy
+from posenc.paths import RESULTS as RESULTS_DIR     # exists in a clone of the course
 
 ENCODINGS = ("none", "sinusoidal", "learned")
-RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"     # exists in a clone of the course
 LABELS = {"none": "no encoding", "sinusoidal": "sinusoidal", "learned": "learned"}
 
 # Published numbers the chapter compares its direction with (facts from the papers, with their source).
@@ -303,7 +303,7 @@ def save_results(path, config: LengthExperiment, runs) -> dict:
     """Write the records with the configuration, seeds and versions beside them; return what was written."""
     data = {
         "experiment": "ch04: learned vs sinusoidal positional encodings, inside and beyond the training length",
-        "command": "python -m posenc.experiments ch04 --out " + str(path),
+        "command": "python -m posenc.lib.experiments ch04 --out " + str(path),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "config": asdict(config),
         "seeds": list(config.seeds),
