@@ -353,12 +353,13 @@ def add_positions(x, table, batch_first=True):
     assert EXERCISES.question("q3").grade(solution).status == PASSED
 
 
-def test_collected_data_survives_the_trip_to_the_grader(solution):
-    from posenc.exercises.framework import dumps, loads
+def test_the_module_probes_are_plain_data_and_pass_the_solution(solution):
+    from posenc.exercises.probe import collect, dumps, loads
 
     for question in EXERCISES.questions:
-        collected = loads(dumps(question.collect_from(solution)))
-        assert question.result_from(collected).status == PASSED, question.qid
+        probe = loads(dumps(question.probe(3)))
+        collected = loads(dumps(collect(solution, probe)))
+        assert question.result_from(collected, 3).status == PASSED, question.qid
 
 
 def test_the_diagnoses_are_listed_for_the_common_mistakes_page():

@@ -9,6 +9,7 @@ from torch import nn
 
 from posenc import sinusoidal_encoding
 from posenc.lib import combining
+from posenc.lib import experiments as ex
 from posenc.lib.models import parameter_count
 from posenc.lib.tasks import ShiftedCopy
 
@@ -184,23 +185,17 @@ def test_t2t_condition_uses_small_embeddings():
     assert abs(model.embedding.weight.std().item() - 64 ** -0.5) < 0.01
 
 
-def test_steps_to_loss():
-    losses = [3.0] * 20 + [0.0] * 20
-    assert combining.steps_to_loss(losses, threshold=0.1, window=10) == 29
-    assert math.isnan(combining.steps_to_loss([1.0] * 30))
-    assert math.isnan(combining.steps_to_loss([0.0] * 5, window=10))
-
-
-def test_run_experiment_and_summary_are_repeatable():
-    task = ShiftedCopy()
-    runs = combining.run_experiment(["add", "none"], [0, 1], task, steps=3, n_layers=1)
-    again = combining.run_experiment(["add"], [0], task, steps=3, n_layers=1)
-    assert [(r.condition, r.seed) for r in runs] == [("add", 0), ("add", 1), ("none", 0), ("none", 1)]
+def test_the_experiment_runs_through_the_course_runner_repeatably():
+    experiment = combining.CombiningExperiment(kinds=("add", "none"), seeds=(0, 1), steps=3,
+                                               model_kwargs=(("n_layers", 1),))
+    runs = ex.sweep(experiment)
+    again = ex.sweep(experiment, kinds=("add",), seeds=(0,))
+    assert sorted((r.kind, r.seed) for r in runs) == [("add", 0), ("add", 1), ("none", 0), ("none", 1)]
     assert runs[0].losses == again[0].losses and runs[0].accuracy == again[0].accuracy
-    summary = combining.summarise(runs)
+    summary = ex.summarise(runs)
     assert list(summary) == ["add", "none"]
-    assert summary["add"]["accuracy"].shape == (2,) and summary["add"]["params"] == parameter_count(runs[0].model)
-    assert combining.loss_curves(runs, "none").shape == (2, 3)
+    assert summary["add"]["accuracy"].shape == (2,) and summary["add"]["parameters"] == parameter_count(runs[0].model)
+    assert ex.loss_curves(runs, "none").shape == (2, 3)
 
 
 def test_bag_of_tokens_beats_chance_and_no_more():
@@ -224,8 +219,3 @@ def test_first_layer_parts_need_addition():
     model = combining.build_model(combining.CONDITIONS["concat"], 16, 32, seed=0, n_layers=1)
     with pytest.raises(ValueError):
         combining.first_layer_logit_parts(model, torch.zeros(1, 4, dtype=torch.long))
-
-
-def test_markdown_table():
-    table = combining.markdown_table(["a", "b"], [[1, "x"], [2.5, "y"]])
-    assert table.splitlines() == ["| a | b |", "|---|---|", "| 1 | x |", "| 2.5 | y |"]

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from posenc.exercises import load_set
-from posenc.exercises.framework import FunctionQuestion, Question, collect_request
+from posenc.exercises.probe import LibObject, collect, decode, encode
 from posenc.grader.cli import find_submissions
-from posenc.grader.session import Plan, _same
+from posenc.grader.session import Plan
 from posenc.grader.kernel import Kernel, KernelError
 from posenc.grader.submission import (
     EMPTY, INVALID, detect_set, prepare_cell, read_submission,
@@ -89,35 +89,29 @@ def exercise():
 
 
 @pytest.mark.parametrize("which", ["solution", "exercise"])
-def test_a_request_collects_what_collect_from_collects(request, which):
-    """The kernel's strict entry point gives the same verdicts as the inline check."""
+def test_the_kernel_gets_plain_data_and_gives_the_inline_verdict(request, which):
+    """What the grader sends a kernel is the question's probe as JSON: no reference, no code; the verdict
+    from the kernel's answer is the inline check's."""
     namespace = request.getfixturevalue(which)
     for question in load_set("ch01").questions:
-        req = question.request(5)
-        assert req is not None and req["name"] == question.name
-        assert "reference" not in json.dumps(sorted(req)) and set(req) == {"kind", "name", "args"}
-        strict = question.result_from(collect_request(namespace, req), 5)
-        assert strict == question.grade(namespace, 5)
+        message = Plan.collect_message(question, 5)
+        assert set(message) == {"op", "probe"} and json.loads(json.dumps(message)) == message
+        probe = decode(message["probe"])
+        assert probe["name"] == question.name and all(s["op"] == "call" for s in probe["steps"])
+        verdict = question.result_from(decode(encode(collect(namespace, probe))), 5)
+        assert verdict == question.grade(namespace, 5)
 
 
-def test_questions_that_cannot_go_as_data_fall_back_to_their_own_collect():
-    class Opaque:
-        pass
-
-    class Custom(FunctionQuestion):
-        def collect(self, obj, seed=0):
-            return [obj(2)]
-
-    plain = FunctionQuestion("x1", "t", "f", probes=lambda seed: [(np.arange(3.0), 2, None, float("nan"))])
-    opaque = FunctionQuestion("x2", "t", "f", probes=lambda seed: [(Opaque(),)])
-    custom = Custom("x3", "t", "f", probes=lambda seed: [(1,)])
-    plan = Plan(load_set("ch01"), [plain, opaque, custom], {"x1": None, "x2": None, "x3": None})
-    assert "request" in plan.collect_message(plain, 0)
-    assert plan.collect_message(opaque, 0)["qid"] == "x2"
-    assert plan.collect_message(custom, 0)["qid"] == "x3"
-    assert Question("x4", "t", "f").request(0) is None
-    assert _same((1, [2.0, float("nan")], {"a": np.int8(3)}), (1, [2.0, float("nan")], {"a": np.int8(3)}))
-    assert not _same({1: "a"}, {"1": "a"}) and not _same(True, 1) and not _same([1], (1,))
+def test_library_objects_travel_as_references_and_only_from_the_library():
+    layer = LibObject("posenc.lib.order:AttentionLayer", (np.eye(2), np.eye(2), np.eye(2)), (("causal", True),))
+    travelled = decode(json.loads(json.dumps(encode(layer))))
+    assert travelled.target == layer.target and travelled.build().causal
+    assert np.allclose(travelled.build()(np.eye(2)), layer.build()(np.eye(2)))
+    with pytest.raises(ValueError, match="course's library"):
+        LibObject("os:system", ("true",)).build()
+    result = collect({"f": lambda attention: attention(np.eye(2))},
+                     {"name": "f", "steps": [{"op": "call", "args": [LibObject("posenc.exercises.checks.ch01:wavelength")]}]})
+    assert result["status"] == "error" and "course's library" in result["error"]
 
 
 @pytest.mark.parametrize("frame, kind", [

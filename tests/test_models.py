@@ -273,7 +273,8 @@ def test_small_summaries():
     assert ex.mean_spread([2.0]) == (2.0, 0.0) and math.isnan(ex.mean_spread([np.nan])[0])
     assert ex.fmt([0.5, 0.5]) == "0.50 ± 0.00" and ex.fmt([]) == "–"
     assert ex.steps_to_loss([1.0] * 20 + [0.01] * 20, threshold=0.1, smooth=10) == 29
-    assert ex.steps_to_loss([1.0] * 30) is None
+    assert math.isnan(ex.steps_to_loss([1.0] * 30)) and math.isnan(ex.steps_to_loss([0.0] * 5, smooth=10))
+    assert ex.fmt([1.0, 3.0, np.nan], 0) == "2 ± 1 (2 of 3 seeds)" and ex.fmt([np.nan]) == "–"
     assert ex.markdown_table(["a", "b"], [[1, 2]]).splitlines() == ["| a | b |", "| --- | --- |", "| 1 | 2 |"]
     mean, low, high = ex.band(np.array([[np.nan, 1.0], [np.nan, 0.0]]))
     assert np.isnan(mean[0]) and (mean[1], low[1], high[1]) == (0.5, 0.0, 1.0)

@@ -13,7 +13,7 @@ when one follows, or else with ``raise NotImplementedError`` at the same indenta
 keeps the solution and drops the stub. A cell tagged ``solution`` appears only in the solution copy, a
 cell tagged ``exercise`` only in the student copy.
 
-    python -m posenc.exercises.authoring           # write exercises/*.ipynb and solutions/*.ipynb
+    python -m posenc.exercises.authoring           # write exercises/*.ipynb, solutions/*.ipynb, handouts.json
     python -m posenc.exercises.authoring --check   # fail if a committed copy is out of date
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -29,6 +30,8 @@ from pathlib import Path
 import nbformat
 
 from posenc.paths import EXERCISE_SOURCES as SOURCE_DIR, ROOT
+
+HANDOUTS = Path(__file__).with_name("handouts.json")     # read by the grader: see handouts_text()
 MARKER = re.compile(r"^(?P<indent>\s*)### (?P<edge>BEGIN|END) (?P<kind>SOLUTION|STUB)\s*$")
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -137,22 +140,43 @@ def notebook_namespace(path: Path) -> dict:
     return namespace
 
 
+def handouts_text() -> str:
+    """``posenc/exercises/handouts.json``: the code cells of every exercise notebook as handed out.
+
+    The batch grader reads it to tell a student's own code from the handed-out cells and to warm its
+    kernels with the notebooks' imports; it ships inside the package, so a grader installed from a
+    wheel needs no checkout.
+    """
+    cells = {}
+    for source in sources():
+        notebook = render(source, "exercise")
+        cells[notebook.metadata["posenc"]["exercise_set"]] = [c.source for c in notebook.cells
+                                                              if c.cell_type == "code"]
+    return json.dumps(cells, indent=1, sort_keys=True) + "\n"
+
+
+def generated() -> dict[Path, str]:
+    """Every file ``make exercises`` writes, with its text."""
+    files = {path: as_text(render(source, copy)) for source in sources() for copy, path in targets(source).items()}
+    files[HANDOUTS] = handouts_text()
+    return files
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if a generated notebook is out of date")
+    parser.add_argument("--check", action="store_true", help="fail if a generated file is out of date")
     args = parser.parse_args(argv)
     stale = []
-    for source in sources():
-        for copy, path in targets(source).items():
-            text = as_text(render(source, copy))
-            if args.check:
-                if not path.exists() or path.read_text() != text:
-                    stale.append(path.relative_to(ROOT))
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                if not path.exists() or path.read_text() != text:
-                    path.write_text(text)
-                    print(f"wrote {path.relative_to(ROOT)}")
+    for path, text in generated().items():
+        current = path.read_text() if path.exists() else None
+        if current == text:
+            continue
+        if args.check:
+            stale.append(path.relative_to(ROOT))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {path.relative_to(ROOT)}")
     if stale:
         print("out of date (run `make exercises` and commit the result):", *stale, sep="\n  ")
         return 1

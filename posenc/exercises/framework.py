@@ -2,32 +2,41 @@
 
 A question is judged in two steps that may run in two different processes:
 
-* ``collect``: runs where the student's code lives. It only *calls* the student's object on inputs the
-  question chooses and records what came back (values, exceptions), as plain data.
-* ``judge``: runs in the grading process. It compares the collected data with the reference and names
-  the likely mistake. Nothing the student defines takes part in the comparison.
+* **collect**: where the student's code lives, :func:`posenc.exercises.probe.collect` carries out the
+  question's **probe** (plain data: which name, which calls on which inputs) and returns plain data.
+* **judge**: in the grading process, the question compares that data with its reference and names the
+  likely **mistake** (a **variant** of the reference that reproduces what the student returned).
 
-Inline feedback runs both steps in the notebook; ``python -m posenc.grader`` runs ``collect`` inside the
-student's kernel and ``judge`` in the parent process.
+The question's own code (reference, mistakes, judge) never runs in the student's process: inline, the
+probe and its results make the same JSON round trip as in the batch grader, so both see the same data.
 """
 
 from __future__ import annotations
 
-import base64
 import inspect
-import json
-import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-PASSED, FAILED, NOT_ATTEMPTED, MISSING = "passed", "failed", "not attempted", "missing"
+from posenc.exercises.probe import (  # noqa: F401  (re-exported for the checks)
+    MISSING,
+    NOT_ATTEMPTED,
+    LibObject,
+    Outcome,
+    TypedValue,
+    call,
+    collect,
+    round_trip,
+    tensor,
+    to_plain,
+    var,
+)
 
+PASSED, FAILED = "passed", "failed"
 
-class NotAttempted(Exception):
-    """Raised by ``collect`` when the answer is still the stub."""
+# What a judge says when the collected data cannot be the answers to its probe.
+TAMPERED = "the collected answers do not match the questions asked (was the check tampered with?)"
 
 
 @dataclass
@@ -54,131 +63,6 @@ class Result:
 
     def __str__(self) -> str:
         return self.line()
-
-
-# ---------------------------------------------------------------------------------------------------
-# Outcomes of calling student code, as plain data
-
-
-@dataclass
-class Outcome:
-    """What one call of the student's code produced: a value or an exception."""
-
-    value: Any = None
-    error: str | None = None          # "ValueError: message" when the call raised
-    error_type: str | None = None
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-def call_student(func: Callable, *args, **kwargs) -> Outcome:
-    """Call student code, turning any exception into data (NotImplementedError means: not attempted)."""
-    start = time.perf_counter()
-    try:
-        value = func(*args, **kwargs)
-    except NotImplementedError:
-        raise NotAttempted()
-    except Exception as exc:  # student code may raise anything; report it, never crash the check
-        return Outcome(error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
-                       seconds=time.perf_counter() - start)
-    return Outcome(value=value, seconds=time.perf_counter() - start)
-
-
-def to_plain(value: Any) -> Any:
-    """Turn a student's return value into plain data (numpy arrays, numbers, strings, lists, dicts).
-
-    Torch tensors become numpy arrays but keep a note of their type, so judges can insist on one.
-    """
-    type_name = type(value).__module__ + "." + type(value).__qualname__
-    if type_name.startswith("torch.") and hasattr(value, "detach"):
-        return TypedValue("torch.Tensor", value.detach().cpu().numpy().copy())
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (bool, int, float, complex, str)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {str(k): to_plain(v) for k, v in value.items()}
-    return TypedValue(type_name, repr(value)[:200])
-
-
-@dataclass
-class TypedValue:
-    """A value whose original Python type matters to the judge (a tensor, an unexpected object)."""
-
-    type_name: str
-    value: Any
-
-
-# ---------------------------------------------------------------------------------------------------
-# JSON encoding of collected data, for the trip from the student's kernel to the grader
-
-
-def encode(obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        if obj.dtype == object:
-            return {"__repr__": repr(obj)[:200]}
-        data = np.ascontiguousarray(obj)
-        return {"__ndarray__": base64.b64encode(data.tobytes()).decode("ascii"),
-                "dtype": data.dtype.str, "shape": list(data.shape)}
-    if isinstance(obj, Outcome):
-        return {"__outcome__": True, "value": encode(obj.value), "error": obj.error,
-                "error_type": obj.error_type, "seconds": obj.seconds}
-    if isinstance(obj, TypedValue):
-        return {"__typed__": obj.type_name, "value": encode(obj.value)}
-    if isinstance(obj, tuple):
-        return {"__tuple__": [encode(v) for v in obj]}
-    if isinstance(obj, list):
-        return [encode(v) for v in obj]
-    if isinstance(obj, dict):
-        return {"__dict__": [[str(k), encode(v)] for k, v in obj.items()]}
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return {"__float__": repr(obj)}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    if isinstance(obj, complex):
-        return {"__complex__": [obj.real, obj.imag]}
-    return {"__repr__": repr(obj)[:200]}
-
-
-def decode(obj: Any) -> Any:
-    if isinstance(obj, list):
-        return [decode(v) for v in obj]
-    if not isinstance(obj, dict):
-        return obj
-    if "__ndarray__" in obj:
-        raw = base64.b64decode(obj["__ndarray__"])
-        return np.frombuffer(raw, dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
-    if "__outcome__" in obj:
-        return Outcome(value=decode(obj["value"]), error=obj["error"], error_type=obj["error_type"],
-                       seconds=obj["seconds"])
-    if "__typed__" in obj:
-        return TypedValue(obj["__typed__"], decode(obj["value"]))
-    if "__tuple__" in obj:
-        return tuple(decode(v) for v in obj["__tuple__"])
-    if "__dict__" in obj:
-        return {k: decode(v) for k, v in obj["__dict__"]}
-    if "__float__" in obj:
-        return float(obj["__float__"])
-    if "__complex__" in obj:
-        return complex(*obj["__complex__"])
-    if "__repr__" in obj:
-        return TypedValue("object", obj["__repr__"])
-    raise ValueError(f"cannot decode {obj!r:.80}")
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(encode(obj))
-
-
-def loads(text: str) -> Any:
-    return decode(json.loads(text))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -267,26 +151,16 @@ class Question:
     points: float = 1.0
     private: bool = False      # private checks report only pass/fail, never their message
 
-    def collect(self, obj: Any, seed: int = 0) -> Any:      # runs with the student's code
+    def probe(self, seed: int = 0) -> dict:
+        """What to collect from the student's code, as plain data (see ``posenc.exercises.probe``)."""
         raise NotImplementedError
 
-    def judge(self, collected: Any, seed: int = 0) -> tuple[bool, str]:   # runs in the grader
+    def judge(self, data: list, seed: int = 0) -> tuple[bool, str]:   # runs in the grader
+        """(passed, message) from the probe's results, one entry per step."""
         raise NotImplementedError
-
-    # The two steps together, with the bookkeeping of statuses and points.
-    def collect_from(self, namespace: dict, seed: int = 0) -> dict:
-        if self.name not in namespace:
-            return {"status": MISSING}
-        try:
-            return {"status": "collected", "data": self.collect(namespace[self.name], seed)}
-        except NotAttempted:
-            return {"status": NOT_ATTEMPTED}
-        except Exception as exc:  # a collector must never take the notebook down
-            return {"status": "error", "error": f"{type(exc).__name__}: {exc}",
-                    "trace": traceback.format_exc(limit=3)}
 
     def result_from(self, collected: dict, seed: int = 0) -> Result:
-        status = collected.get("status")
+        status = collected.get("status") if isinstance(collected, dict) else None
         if status == MISSING:
             return Result(self.qid, MISSING, 0, self.points,
                           f"`{self.name}` is not defined: run the cell where you define it first",
@@ -295,9 +169,10 @@ class Question:
             return Result(self.qid, NOT_ATTEMPTED, 0, self.points,
                           f"not attempted yet: replace the placeholder in `{self.name}` with your answer",
                           self.private)
-        if status != "collected":
+        if status != "collected" or not isinstance(collected.get("data"), list):
+            error = collected.get("error") if isinstance(collected, dict) else None
             return Result(self.qid, FAILED, 0, self.points,
-                          collected.get("error") or f"could not be checked ({status})", self.private)
+                          str(error)[:500] if error else f"could not be checked ({status})", self.private)
         try:
             passed, message = self.judge(collected["data"], seed)
         except Exception as exc:  # malformed data from a tampered kernel must not crash the grader
@@ -307,18 +182,9 @@ class Question:
         return Result(self.qid, FAILED, 0, self.points, message, self.private)
 
     def grade(self, namespace: dict, seed: int = 0) -> Result:
-        """Collect and judge in this process (inline feedback and tests)."""
-        return self.result_from(self.collect_from(namespace, seed), seed)
-
-    def request(self, seed: int = 0) -> dict | None:
-        """What to collect, as plain data for :func:`collect_request`; None when ``collect`` is custom.
-
-        A request names the student's object and the inputs to give it, and nothing else: the
-        reference, the mistakes and the judge stay in the grading process. A question whose
-        ``collect`` does more than call or read one name returns None, and the grader runs its
-        ``collect_from`` in the student's process instead.
-        """
-        return None
+        """Collect and judge in this process (inline feedback and tests), through the same plain data
+        as the batch grader."""
+        return self.result_from(round_trip(collect(namespace, round_trip(self.probe(seed)))), seed)
 
 
 @dataclass
@@ -338,25 +204,13 @@ class FunctionQuestion(Question):
     slow_seconds: float | None = None     # note (never fail) when one call takes longer than this
     error_hint: Callable[[tuple], str] = lambda args: ""   # added when the student's code raised
 
-    def collect(self, obj, seed=0):
-        if not callable(obj):
-            raise TypeError(f"`{self.name}` should be a function, but it is a {type(obj).__name__}")
-        outcomes = []
-        for args in self.probes(seed):
-            outcome = call_student(obj, *_copy_args(args))
-            outcome.value = to_plain(outcome.value)
-            outcomes.append(outcome)
-        return outcomes
-
-    def request(self, seed=0):
-        if type(self).collect is not FunctionQuestion.collect:
-            return None
-        return {"kind": "call", "name": self.name, "args": [tuple(a) for a in self.probes(seed)]}
+    def probe(self, seed=0):
+        return {"name": self.name, "steps": [call(*args) for args in self.probes(seed)]}
 
     def judge(self, outcomes, seed=0):
-        probes = self.probes(seed)
+        probes = [built(args) for args in self.probes(seed)]
         if len(outcomes) != len(probes) or not all(isinstance(o, Outcome) for o in outcomes):
-            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
+            return False, TAMPERED
         compare = self.compare or (lambda got, expected, args: describe_mismatch(got, expected))
         for args, outcome in zip(probes, outcomes):
             call = f"{self.name}({self.describe_args(args)})"
@@ -384,56 +238,19 @@ class ValueQuestion(Question):
     rtol: float = 1e-6
     atol: float = 1e-9
 
-    def collect(self, obj, seed=0):
-        if obj is None or obj is Ellipsis:
-            raise NotAttempted()
-        return to_plain(obj)
+    def probe(self, seed=0):
+        return {"name": self.name, "steps": [{"op": "value"}]}
 
-    def request(self, seed=0):
-        if type(self).collect is not ValueQuestion.collect:
-            return None
-        return {"kind": "value", "name": self.name}
-
-    def judge(self, got, seed=0):
-        expected = self.expected()
+    def judge(self, data, seed=0):
+        if len(data) != 1:
+            return False, TAMPERED
+        got, expected = data[0], self.expected()
         if _close(got, expected, self.rtol, self.atol):
             return True, "correct"
         for wrong, message in self.mistakes:
             if _close(got, wrong(), self.rtol, self.atol):
                 return False, message
         return False, f"`{self.name}` = {_short(got)} is not right"
-
-
-def collect_request(namespace: dict, request: dict) -> dict:
-    """Carry out a :meth:`Question.request` where the student's code lives; same result as ``collect_from``.
-
-    Only calls the student's function on the request's inputs (``"call"``) or reads a value
-    (``"value"``), and returns plain data: this is the strict entry point a grading kernel runs.
-    """
-    name = request["name"]
-    if name not in namespace:
-        return {"status": MISSING}
-    obj = namespace[name]
-    try:
-        if request["kind"] == "call":
-            if not callable(obj):
-                raise TypeError(f"`{name}` should be a function, but it is a {type(obj).__name__}")
-            outcomes = []
-            for args in request["args"]:
-                outcome = call_student(obj, *_copy_args(tuple(args)))
-                outcome.value = to_plain(outcome.value)
-                outcomes.append(outcome)
-            return {"status": "collected", "data": outcomes}
-        if request["kind"] == "value":
-            if obj is None or obj is Ellipsis:
-                raise NotAttempted()
-            return {"status": "collected", "data": to_plain(obj)}
-        raise ValueError(f"unknown request kind {request['kind']!r}")
-    except NotAttempted:
-        return {"status": NOT_ATTEMPTED}
-    except Exception as exc:  # like collect_from: report, never crash
-        return {"status": "error", "error": f"{type(exc).__name__}: {exc}",
-                "trace": traceback.format_exc(limit=3)}
 
 
 def _close(got, expected, rtol, atol) -> bool:
@@ -445,9 +262,9 @@ def _close(got, expected, rtol, atol) -> bool:
     return got == expected
 
 
-def _copy_args(args: tuple) -> tuple:
-    """Give the student fresh copies, so mutating an input cannot change the grader's probes."""
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+def built(args: tuple) -> tuple:
+    """A probe's arguments as the reference needs them: library objects built (``LibObject.build``)."""
+    return tuple(a.build() if isinstance(a, LibObject) else a for a in args)
 
 
 def _short(value: Any) -> str:

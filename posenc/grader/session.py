@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from posenc.exercises import load_set
-from posenc.exercises.framework import FAILED, ExerciseSet, Question, Result, TypedValue, decode, encode
+from posenc.exercises.framework import FAILED, ExerciseSet, Question, Result
+from posenc.exercises.probe import decode, encode
 from posenc.grader.kernel import ForkServer, Kernel, KernelError, Limits
 from posenc.grader.submission import Cell, Submission, exercise_imports
 
@@ -81,8 +81,7 @@ def load_extra_tests(folder: Path) -> list[ExtraModule]:
     """Import every ``*.py`` in ``folder``: each defines ``EXTRA = {"ch01": [Question, ...], ...}``.
 
     These are the lecturer's private checks; they are imported here, in the grading process, and reach a
-    student's kernel only as inputs to give their code (or, for a question with its own ``collect``, as
-    the file to load there).
+    student's kernel only as their probes (plain data).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -132,34 +131,10 @@ class Plan:
     def max_points(self) -> float:
         return sum(q.points for q in self.questions)
 
-    def collect_message(self, question: Question, seed: int) -> dict:
-        """The request for the kernel: inputs as data when the question allows it, else its own collect."""
-        request = question.request(seed)
-        if request is not None:
-            encoded = encode(request)
-            if _same(decode(encoded), request):
-                return {"op": "collect", "request": encoded}
-        module = self.sources.get(question.qid)
-        message = {"op": "collect", "set_id": self.exercise_set.set_id, "qid": question.qid, "seed": seed}
-        if module is not None:
-            message.update(module_path=str(module.path), module_name=module.module_name)
-        return message
-
-
-def _same(a, b) -> bool:
-    """True when ``a`` is exactly ``b`` after the JSON round trip (else the inputs cannot go as data)."""
-    if isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
-                and bool(np.array_equal(a, b, equal_nan=b.dtype.kind in "fc")))
-    if isinstance(a, TypedValue) or type(a) is not type(b):
-        return False
-    if isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in b)
-    if isinstance(b, float) and np.isnan(b):
-        return np.isnan(a)
-    return a == b
+    @staticmethod
+    def collect_message(question: Question, seed: int) -> dict:
+        """The request for the kernel: the question's probe, plain data (never the question's own code)."""
+        return {"op": "collect", "probe": encode(question.probe(seed))}
 
 
 class ServerPool:

@@ -11,9 +11,9 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
-from posenc.exercises.authoring import ROOT
 
 MAX_FILE_BYTES = 100 * 2**20
 SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
@@ -157,7 +157,14 @@ def prepare_cell(number: int, cell_id: str, source: str) -> Cell:
 
 
 def _check_call(node: ast.stmt) -> str | None:
-    """``check("q1")`` or ``check.summary()`` as a statement: the question id ("" for the summary)."""
+    """``check("q1")`` or ``check.summary()`` as a statement: the question id ("" for the summary).
+
+    ``check = checker("chNN")`` counts too (as ""): the checks run in the grading process, never in the
+    kernel, so the kernel does not load them.
+    """
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+            isinstance(node.value.func, ast.Name) and node.value.func.id == "checker":
+        return ""
     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
         return None
     func = node.value.func
@@ -188,17 +195,10 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return names
 
 
-def _exercise_code_cells(set_id: str):
-    """The source of every code cell of the set's exercise notebook, as handed out."""
-    for path in sorted((ROOT / "exercises").glob(f"{set_id}_*.ipynb")):
-        try:
-            nb = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        for cell in nb.get("cells", []):
-            if cell.get("cell_type") == "code":
-                source = cell.get("source", "")
-                yield "".join(source) if isinstance(source, list) else source
+def _exercise_code_cells(set_id: str) -> list[str]:
+    """The source of every code cell of the set's exercise notebook, as handed out (from the package)."""
+    handouts = json.loads(resources.files("posenc.exercises").joinpath("handouts.json").read_text())
+    return handouts.get(set_id, [])
 
 
 def template_sources(set_id: str) -> set[str]:

@@ -1,7 +1,7 @@
 """The student's side of the grader: a fork server and the kernel processes it forks.
 
-Nothing in this module ever sees a reference answer, a judge, a private check's code (unless that check
-needs its own ``collect``) or another student's work. It runs in two roles:
+Nothing in this module ever sees a reference answer, a judge, a private check's code or another
+student's work: questions reach a kernel only as probes, plain data (``posenc.exercises.probe``). It runs in two roles:
 
 * the **fork server** (``python -m posenc.grader.worker``): imports the course's modules once (NumPy,
   IPython, ``posenc.exercises.<set>`` and what the exercise notebook imports, torch included for the sets that
@@ -95,8 +95,7 @@ def zygote_main(control_fd: int, warm: list[str]) -> None:
             failed.append(f"{module}: {type(exc).__name__}: {exc}")
     # What the kernels use, made here once so that forking them is cheap: the shell too (it holds no
     # student state yet, and with its history off it starts no thread, so forking it is safe).
-    import posenc.exercises  # noqa: F401
-    import posenc.exercises.framework  # noqa: F401
+    import posenc.exercises.probe  # noqa: F401
 
     _make_shell()
 
@@ -207,7 +206,7 @@ class _CappedText(io.TextIOBase):
 def _private_copy(module: types.ModuleType) -> dict:
     """The module's functions, re-bound to a snapshot of its globals.
 
-    Taken before the student's code runs, so patching ``posenc.exercises.framework.call_student`` (or any other
+    Taken before the student's code runs, so patching ``posenc.exercises.probe.call_student`` (or any other
     name in that module) from a notebook cell does not change what this kernel's collection does.
     """
     import builtins
@@ -264,13 +263,12 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
 
     import _signal
 
-    import posenc.exercises.framework as core
+    import posenc.exercises.probe as probe_module
 
     # Everything the loop below uses is bound now, before the student's code can patch anything:
     # the collection functions run on a private copy of their module and of the builtins.
-    core_copy = _private_copy(core)
-    collect_request, encode, decode = (core_copy["collect_request"], core_copy["encode"],
-                                       core_copy["decode"])
+    probe_copy = _private_copy(probe_module)
+    collect_probe, encode, decode = probe_copy["collect"], probe_copy["encode"], probe_copy["decode"]
     json_encoder, json_decoder = json.JSONEncoder(separators=(",", ":")), json.JSONDecoder()
 
     def dumps(obj) -> str:
@@ -302,12 +300,7 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
         return {"status": "ok"}
 
     def collect(request):
-        if "request" in request:
-            result = collect_request(namespace, decode(request["request"]))
-        else:
-            question = _load_question(request)
-            result = question.collect_from(namespace, request.get("seed", 0))
-        return {"status": "ok", "collected": encode(result)}
+        return {"status": "ok", "collected": encode(collect_probe(namespace, decode(request["probe"])))}
 
     def describe(exc) -> dict:
         try:
@@ -383,24 +376,6 @@ def _make_shell():
     shell = InteractiveShell.instance(config=config)
     shell.showtraceback = lambda *args, **kwargs: None     # errors are reported as data instead
     return shell
-
-
-def _load_question(request: dict):
-    """A question whose ``collect`` must run here: from the course's set or a lecturer's extra file."""
-    from posenc.exercises import load_set
-
-    if request.get("module_path"):
-        module = sys.modules.get(request["module_name"])
-        if module is None:
-            spec = importlib.util.spec_from_file_location(request["module_name"], request["module_path"])
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            sys.modules[request["module_name"]] = module
-        for question in module.EXTRA[request["set_id"]]:
-            if question.qid == request["qid"]:
-                return question
-        raise KeyError(request["qid"])
-    return load_set(request["set_id"]).question(request["qid"])
 
 
 def main(argv: list[str] | None = None) -> None:

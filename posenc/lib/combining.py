@@ -11,17 +11,18 @@ vector, ``d_model`` the width of the first layer's input.
 * Geometry and scale: cosines between random token vectors and PE rows, dimensions of PE that barely move
   over a short sequence, the norms behind the ``sqrt(d_model)`` embedding scale.
 * The experiment: one tiny Transformer (``posenc.lib.models``) trained on ``ShiftedCopy`` under several
-  conditions and seeds, with its summary table.
+  conditions and seeds (``CombiningExperiment``, run by ``posenc.lib.experiments.sweep``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from posenc.lib.encoding import sinusoidal_encoding
+from posenc.lib.experiments import Experiment
 
 # ---------------------------------------------------------------------------------------------------
 # Accounting
@@ -264,65 +265,44 @@ def build_model(condition: Condition, vocab_size: int, d_model: int, seed: int, 
                            embed_scale=sqrt_scale(d_model) if condition.sqrt_scale else 1.0, **model_kwargs)
 
 
-@dataclass
-class Run:
-    """One trained model: its condition, seed, per-step training losses and held-out accuracy."""
+@dataclass(frozen=True)
+class CombiningExperiment(Experiment):
+    """Chapter 3's experiment: the conditions of ``CONDITIONS`` on one task, at one sequence length.
 
-    condition: str
-    seed: int
-    losses: list[float]
-    accuracy: float
-    model: object = field(repr=False, default=None)
-
-
-def run_experiment(condition_keys, seeds, task, d_model: int = 32, seq_len: int = 16, steps: int = 100,
-                   lr: float = 5e-3, batch_size: int = 64, eval_seed: int = 12345, **model_kwargs) -> list[Run]:
-    """Train one model per (condition, seed) and evaluate it on fresh sequences of the training length.
-
-    For one seed every condition sees the same training batches (``train`` draws them from the seed).
-    ``model_kwargs`` go to ``TinyTransformer`` (e.g. ``n_layers=1``).
+    For one seed every condition sees the same training batches. ``model_kwargs`` go to
+    ``TinyTransformer`` (e.g. ``(("n_layers", 1),)``, a tuple so the configuration stays hashable).
     """
-    from posenc.lib.models import TrainConfig, evaluate, train
 
-    runs = []
-    for key in condition_keys:
-        for seed in seeds:
-            model = build_model(CONDITIONS[key], task.vocab_size, d_model, seed, **model_kwargs)
-            config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, seed=seed, train_lengths=(seq_len,))
-            losses = train(model, task, config)
-            runs.append(Run(key, seed, losses, evaluate(model, task, seq_len, seed=eval_seed), model))
-    return runs
+    kinds: tuple[str, ...] = tuple(CONDITIONS)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    vocab_size: int = 16
+    offset: int = 1
+    d_model: int = 32
+    seq_len: int = 16
+    steps: int = 100
+    lr: float = 5e-3
+    batch_size: int = 64
+    eval_seed: int = 12345
+    model_kwargs: tuple = ()
 
+    def task(self):
+        from posenc.lib.tasks import ShiftedCopy
 
-def steps_to_loss(losses, threshold: float = 0.1, window: int = 10) -> float:
-    """First step at which the mean loss of the last ``window`` steps is below ``threshold`` (NaN: never)."""
-    losses = np.asarray(losses, dtype=np.float64)
-    if len(losses) < window:
-        return float("nan")
-    smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
-    below = np.flatnonzero(smooth < threshold)
-    return float(below[0] + window - 1) if below.size else float("nan")
+        return ShiftedCopy(self.vocab_size, self.offset)
 
+    def train_config(self, seed: int):
+        from posenc.lib.models import TrainConfig
 
-def summarise(runs: list[Run], threshold: float = 0.1) -> dict[str, dict]:
-    """Per condition: accuracies, their mean, std (ddof=1), min and max, steps to ``threshold``, parameters."""
-    from posenc.lib.models import parameter_count
+        return TrainConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr, seed=seed,
+                           train_lengths=(self.seq_len,))
 
-    summary = {}
-    for key in dict.fromkeys(r.condition for r in runs):
-        mine = [r for r in runs if r.condition == key]
-        acc = np.array([r.accuracy for r in mine])
-        steps = np.array([steps_to_loss(r.losses, threshold) for r in mine])
-        summary[key] = {"label": CONDITIONS[key].label, "accuracy": acc, "mean": float(acc.mean()),
-                        "std": float(acc.std(ddof=1)) if len(acc) > 1 else 0.0,
-                        "min": float(acc.min()), "max": float(acc.max()), "steps": steps,
-                        "params": parameter_count(mine[0].model) if mine[0].model is not None else None}
-    return summary
+    def build(self, kind: str, seed: int):
+        return build_model(CONDITIONS[kind], self.vocab_size, self.d_model, seed, **dict(self.model_kwargs))
 
+    def accuracy(self, model) -> float:
+        from posenc.lib.models import evaluate
 
-def loss_curves(runs: list[Run], key: str) -> np.ndarray:
-    """(n_seeds, steps) training losses of one condition."""
-    return np.array([r.losses for r in runs if r.condition == key])
+        return evaluate(model, self.task(), self.seq_len, seed=self.eval_seed)
 
 
 def model_position_share(model, seq_len: int) -> float:
@@ -411,14 +391,3 @@ def first_layer_attention(model, tokens) -> np.ndarray:
         u = layer.norm1(model.inputs(tokens))
         _, weights = layer.self_attn(u, u, u, need_weights=True, average_attn_weights=False)
     return weights[0].numpy()
-
-
-# ---------------------------------------------------------------------------------------------------
-# Presentation
-
-
-def markdown_table(header: list[str], rows: list[list]) -> str:
-    """A Markdown table (rendered by Jupyter and by the book) from a header and rows of cells."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)

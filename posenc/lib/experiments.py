@@ -1,16 +1,21 @@
-"""Multi-seed experiments, their summaries and their result files.
+"""The one experiment runner of the course: multi-seed sweeps, their summaries and their result files.
 
-Chapter 4 (learned vs sinusoidal encodings) trains the same tiny causal Transformer with no positional
-encoding, the sinusoidal table and a learned table, on ``ShiftedCopy``, for several seeds; then it reads
-longer sequences than it was trained on. The chapter runs a reduced sweep (3 seeds) while it executes;
-the full sweep runs from the command line and writes its results, with configuration and seeds, to a
-JSON file the chapter can load::
+A chapter describes its experiment as a frozen dataclass that subclasses :class:`Experiment`: which kinds of
+model it compares (``kinds``), on which ``seeds``, how to build, train and measure one model. Then
+:func:`sweep` trains every kind for every seed and returns :class:`Run` records, the summaries below turn
+them into tables and curves, and :func:`save_results` writes them, with the configuration, seeds and
+library versions, to a JSON file the chapter can load.
+
+* Chapter 3 (``posenc.lib.combining.CombiningExperiment``): ways of combining tokens and positions.
+* Chapter 4 (:class:`LengthExperiment`, below): no encoding, the sinusoidal table and a learned table on
+  ``ShiftedCopy``, read inside and beyond the training length. The chapter runs a reduced sweep (3 seeds)
+  while it executes; the full sweep runs from the command line::
 
     python -m posenc.lib.experiments ch04 --out results/ch04.json            # 10 seeds, a few minutes
     python -m posenc.lib.experiments ch04 --out /tmp/quick.json --seeds 2    # a quick look
 
-Runs are paired: for one seed every encoding starts from the same token embeddings and encoder weights
-and sees the same training batches, so the only difference between them is the positional encoding.
+Runs are paired: for one seed every kind starts from the same non-positional weights and sees the same
+training batches, so the only difference between them is what the experiment varies.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import copy
 import datetime
 import html
+import importlib
 import json
 import math
 import platform
@@ -32,10 +38,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, train
+from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, parameter_count, train
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from posenc.lib.tasks import ShiftedCopy
-from posenc.paths import RESULTS as RESULTS_DIR     # exists in a clone of the course
+from posenc.paths import RESULTS as RESULTS_DIR  # noqa: F401  (where the full sweeps are saved)
 
 ENCODINGS = ("none", "sinusoidal", "learned")
 LABELS = {"none": "no encoding", "sinusoidal": "sinusoidal", "learned": "learned"}
@@ -57,10 +63,106 @@ PUBLISHED = {
 }
 
 
+class Experiment:
+    """What a chapter's experiment defines; :func:`sweep` does the rest.
+
+    Subclasses are frozen dataclasses with the fields ``kinds`` (what is compared) and ``seeds``, and the
+    methods below. Everything that decides a run is in the dataclass's fields, so it is saved beside the
+    results and two sweeps can be compared (:func:`same_setup`).
+    """
+
+    def task(self):
+        """The task every model is trained and measured on."""
+        raise NotImplementedError
+
+    def train_config(self, seed: int) -> TrainConfig:
+        raise NotImplementedError
+
+    def build(self, kind: str, seed: int) -> nn.Module:
+        """A fresh model of one kind; for one seed every kind shares what the experiment does not vary."""
+        raise NotImplementedError
+
+    def accuracy(self, model: nn.Module) -> float:
+        """In-distribution accuracy of a trained model."""
+        raise NotImplementedError
+
+    def measure(self, kind: str, model: nn.Module) -> dict[str, np.ndarray]:
+        """Accuracy at each position, one curve per way of reading (none by default)."""
+        return {}
+
+    def before_training(self, kind: str, model: nn.Module) -> dict:
+        """What to keep of the untrained model (e.g. a table, to see later what training changed)."""
+        return {}
+
+    def report(self, runs) -> str:
+        """What ``python -m posenc.lib.experiments`` prints after a sweep."""
+        return "in-distribution accuracy: " + ", ".join(f"{kind} {fmt(in_distribution(runs, kind), 3)}"
+                                                       for kind in self.kinds)
+
+
+@dataclass
+class Run:
+    """One trained model: its losses, time, in-distribution accuracy and accuracy at every position."""
+
+    kind: str
+    seed: int
+    losses: list[float]
+    seconds: float
+    accuracy: float
+    by_position: dict[str, np.ndarray] = field(default_factory=dict)
+    parameters: int = 0                                  # trainable parameters of the model
+    model: nn.Module | None = field(default=None, repr=False)
+    before: dict = field(default_factory=dict, repr=False)    # what Experiment.before_training kept
+
+    @property
+    def initial_table(self) -> torch.Tensor | None:
+        """The learned table before training (chapter 4's learned runs), else None."""
+        return self.before.get("table")
+
+    def record(self) -> dict:
+        """Plain, JSON-ready data (no model)."""
+        return {"kind": self.kind, "seed": self.seed, "seconds": round(self.seconds, 3),
+                "accuracy": self.accuracy, "final_loss": self.losses[-1], "parameters": self.parameters,
+                "loss_every_10_steps": [float(np.mean(self.losses[i:i + 10])) for i in range(0, len(self.losses), 10)],
+                "by_position": {k: [None if math.isnan(x) else float(x) for x in v]
+                                for k, v in self.by_position.items()}}
+
+
+def run_one(experiment: Experiment, kind: str, seed: int, keep_model: bool = True) -> Run:
+    """Build, train and measure one model."""
+    model = experiment.build(kind, seed)
+    before = experiment.before_training(kind, model)
+    start = time.perf_counter()
+    losses = train(model, experiment.task(), experiment.train_config(seed))
+    seconds = time.perf_counter() - start
+    return Run(kind, seed, losses, seconds, experiment.accuracy(model), experiment.measure(kind, model),
+               parameter_count(model), model if keep_model else None, before)
+
+
+def sweep(experiment: Experiment, kinds=None, seeds=None, keep_models: bool = True, progress=None) -> list[Run]:
+    """Every kind (default ``experiment.kinds``) for every seed (default ``experiment.seeds``).
+
+    ``progress`` (e.g. print) hears about each finished run.
+    """
+    runs = []
+    for seed in experiment.seeds if seeds is None else seeds:
+        for kind in experiment.kinds if kinds is None else kinds:
+            run = run_one(experiment, kind, seed, keep_model=keep_models)
+            runs.append(run)
+            if progress:
+                progress(f"{kind:>12} seed {seed}: accuracy {run.accuracy:.3f} ({run.seconds:.1f} s)")
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 4: learned vs sinusoidal, inside and beyond the training length
+
+
 @dataclass(frozen=True)
-class LengthExperiment:
+class LengthExperiment(Experiment):
     """Everything that defines chapter 4's runs; saved beside the results."""
 
+    kinds: tuple[str, ...] = ENCODINGS
     vocab_size: int = 16
     offset: int = 1                # ShiftedCopy: predict the token `offset` places back
     d_model: int = 32
@@ -92,33 +194,39 @@ class LengthExperiment:
         return {"trained": (self.offset, L), "L..2L": (L, 2 * L), f"2L..{self.max_len}": (2 * L, self.max_len),
                 "past the table": (self.max_len, self.eval_length)}
 
+    def build(self, kind: str, seed: int) -> TinyTransformer:
+        return build_model(kind, self, seed)
+
+    def accuracy(self, model) -> float:
+        return evaluate(model, self.task(), self.train_length, self.n_eval, self.eval_seed)
+
+    def measure(self, kind: str, model) -> dict[str, np.ndarray]:
+        """Read in one piece ("plain"), in windows ("window") and, for a learned table, clamped ("clamp")."""
+        task = self.task()
+        by_position = {"plain": plain_by_position(model, self),
+                       "window": accuracy_by_position(model, task, self.eval_length, self.n_eval,
+                                                      self.eval_seed, window=self.window)}
+        if kind == "learned":
+            by_position["clamp"] = accuracy_by_position(clamped_copy(model, self.train_length), task,
+                                                        self.eval_length, self.n_eval, self.eval_seed)
+        return by_position
+
+    def before_training(self, kind: str, model) -> dict:
+        return {"table": model.positional.table.detach().clone()} if kind == "learned" else {}
+
+    def report(self, runs) -> str:
+        return super().report(runs) + "\n" + markdown_table(summary_headers(self), summary_rows(runs, self))
+
     @classmethod
     def from_dict(cls, data: dict) -> "LengthExperiment":
-        known = {f.name for f in fields(cls)}
-        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in known}
-        return cls(**values)
+        return from_dict(cls, data)
 
 
-@dataclass
-class Run:
-    """One trained model: its losses, in-distribution accuracy and accuracy at every position."""
-
-    kind: str
-    seed: int
-    losses: list[float]
-    seconds: float
-    accuracy: float                                   # at the training length
-    by_position: dict[str, np.ndarray]                # "plain", "window" and (learned) "clamp"
-    model: nn.Module | None = field(default=None, repr=False)
-    initial_table: torch.Tensor | None = field(default=None, repr=False)   # learned only
-
-    def record(self) -> dict:
-        """Plain, JSON-ready data (no model)."""
-        return {"kind": self.kind, "seed": self.seed, "seconds": round(self.seconds, 3),
-                "accuracy": self.accuracy, "final_loss": self.losses[-1],
-                "loss_every_10_steps": [float(np.mean(self.losses[i:i + 10])) for i in range(0, len(self.losses), 10)],
-                "by_position": {k: [None if math.isnan(x) else float(x) for x in v]
-                                for k, v in self.by_position.items()}}
+def from_dict(cls, data: dict):
+    """An experiment dataclass from its saved fields (lists become tuples; unknown keys are ignored)."""
+    known = {f.name for f in fields(cls)}
+    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in known}
+    return cls(**values)
 
 
 def build_model(kind: str, config: LengthExperiment, seed: int) -> TinyTransformer:
@@ -153,37 +261,6 @@ def plain_by_position(model: TinyTransformer, config: LengthExperiment) -> np.nd
     task = config.task()
     accuracy = accuracy_by_position(model, task, length, config.n_eval, config.eval_seed)
     return np.concatenate([accuracy, np.full(config.eval_length - length, np.nan)])
-
-
-def run_one(kind: str, seed: int, config: LengthExperiment, keep_model: bool = True) -> Run:
-    """Train one model and measure it inside and beyond the training length."""
-    model = build_model(kind, config, seed)
-    initial = model.positional.table.detach().clone() if kind == "learned" else None
-    task = config.task()
-    start = time.perf_counter()
-    losses = train(model, task, config.train_config(seed))
-    seconds = time.perf_counter() - start
-    by_position = {"plain": plain_by_position(model, config),
-                   "window": accuracy_by_position(model, task, config.eval_length, config.n_eval,
-                                                  config.eval_seed, window=config.window)}
-    if kind == "learned":
-        by_position["clamp"] = accuracy_by_position(clamped_copy(model, config.train_length), task,
-                                                    config.eval_length, config.n_eval, config.eval_seed)
-    accuracy = evaluate(model, task, config.train_length, config.n_eval, config.eval_seed)
-    return Run(kind, seed, losses, seconds, accuracy, by_position,
-               model if keep_model else None, initial)
-
-
-def sweep(config: LengthExperiment, kinds=ENCODINGS, keep_models: bool = True, progress=None) -> list[Run]:
-    """Every kind for every seed of ``config``; ``progress`` (e.g. print) hears about each finished run."""
-    runs = []
-    for seed in config.seeds:
-        for kind in kinds:
-            run = run_one(kind, seed, config, keep_model=keep_models)
-            runs.append(run)
-            if progress:
-                progress(f"{kind:>10} seed {seed}: accuracy {run.accuracy:.3f} ({run.seconds:.1f} s)")
-    return runs
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -226,14 +303,33 @@ def band(curves: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return np.nanmean(curves, axis=0), np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
 
 
-def steps_to_loss(losses, threshold: float = 0.1, smooth: int = 10) -> int | None:
-    """First step at which the mean loss of the last ``smooth`` steps is below ``threshold`` (None if never)."""
+def steps_to_loss(losses, threshold: float = 0.1, smooth: int = 10) -> float:
+    """First step at which the mean loss of the last ``smooth`` steps is below ``threshold``; NaN if never."""
     losses = np.asarray(losses, dtype=np.float64)
     if losses.size < smooth:
-        return None
+        return math.nan
     running = np.convolve(losses, np.ones(smooth) / smooth, mode="valid")
     below = np.flatnonzero(running < threshold)
-    return int(below[0]) + smooth - 1 if below.size else None
+    return float(below[0] + smooth - 1) if below.size else math.nan
+
+
+def loss_curves(runs, kind: str) -> np.ndarray:
+    """(n_seeds, steps) training losses of one kind (Run objects only: files keep every 10th step)."""
+    return np.array([r.losses for r in runs if r.kind == kind])
+
+
+def summarise(runs, threshold: float = 0.1) -> dict[str, dict]:
+    """Per kind, in order of appearance: accuracies (one per seed), their mean, std (ddof=1), min and max,
+    the steps each seed took to reach a loss below ``threshold`` (NaN: never) and the parameter count."""
+    summary = {}
+    for kind in dict.fromkeys(r.kind for r in runs):
+        mine = [r for r in runs if r.kind == kind]
+        accuracy = np.array([r.accuracy for r in mine])
+        mean, spread = mean_spread(accuracy)
+        summary[kind] = {"accuracy": accuracy, "mean": mean, "std": spread, "min": float(accuracy.min()),
+                         "max": float(accuracy.max()), "parameters": mine[0].parameters,
+                         "steps": np.array([steps_to_loss(r.losses, threshold) for r in mine])}
+    return summary
 
 
 def mean_spread(values) -> tuple[float, float]:
@@ -246,9 +342,15 @@ def mean_spread(values) -> tuple[float, float]:
 
 
 def fmt(values, digits: int = 2) -> str:
-    """'mean ± std' of a sample, or an en dash when nothing was measured."""
+    """'mean ± std' of a sample; NaN values (not measured, never reached) are left out and counted,
+    '12 ± 3 (2 of 3 seeds)'; an en dash when nothing was measured."""
+    values = np.asarray(values, dtype=np.float64).ravel()
     mean, spread = mean_spread(values)
-    return "–" if math.isnan(mean) else f"{mean:.{digits}f} ± {spread:.{digits}f}"
+    if math.isnan(mean):
+        return "–"
+    text = f"{mean:.{digits}f} ± {spread:.{digits}f}"
+    measured = int(np.sum(~np.isnan(values)))
+    return text if measured == values.size else f"{text} ({measured} of {values.size} seeds)"
 
 
 def markdown_table(headers, rows) -> str:
@@ -299,14 +401,29 @@ def summary_headers(config: LengthExperiment) -> list[str]:
 # Result files
 
 
-def save_results(path, config: LengthExperiment, runs) -> dict:
+# The full sweeps behind the chapters (``make experiments``): name -> (module, Experiment class, what it is).
+SWEEPS = {
+    "ch04": ("posenc.lib.experiments", "LengthExperiment",
+             "learned vs sinusoidal positional encodings, inside and beyond the training length"),
+}
+
+
+def experiment_class(name: str) -> type:
+    """The Experiment class of a sweep named in SWEEPS."""
+    if name not in SWEEPS:
+        raise ValueError(f"unknown sweep {name!r}; the course has {', '.join(SWEEPS)}")
+    module, attribute, _ = SWEEPS[name]
+    return getattr(importlib.import_module(module), attribute)
+
+
+def save_results(path, experiment: Experiment, runs, name: str = "ch04") -> dict:
     """Write the records with the configuration, seeds and versions beside them; return what was written."""
     data = {
-        "experiment": "ch04: learned vs sinusoidal positional encodings, inside and beyond the training length",
-        "command": "python -m posenc.lib.experiments ch04 --out " + str(path),
+        "experiment": f"{name}: {SWEEPS[name][2]}",
+        "command": f"python -m posenc.lib.experiments {name} --out {path}",
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "config": asdict(config),
-        "seeds": list(config.seeds),
+        "config": asdict(experiment),
+        "seeds": list(experiment.seeds),
         "versions": {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__},
         "runs": records_of(runs),
     }
@@ -316,13 +433,14 @@ def save_results(path, config: LengthExperiment, runs) -> dict:
     return data
 
 
-def load_results(path) -> tuple[LengthExperiment, list[dict], dict]:
+def load_results(path) -> tuple[Experiment, list[dict], dict]:
     """(configuration, records, the whole file) of a saved sweep."""
     data = json.loads(Path(path).read_text())
-    return LengthExperiment.from_dict(data["config"]), data["runs"], data
+    name = data["experiment"].split(":", 1)[0]
+    return from_dict(experiment_class(name), data["config"]), data["runs"], data
 
 
-def same_setup(a: LengthExperiment, b: LengthExperiment) -> bool:
+def same_setup(a: Experiment, b: Experiment) -> bool:
     """True when two configurations differ at most in their seeds."""
     return replace(a, seeds=()) == replace(b, seeds=())
 
@@ -332,20 +450,19 @@ def same_setup(a: LengthExperiment, b: LengthExperiment) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run a chapter's full multi-seed sweep and save the results.")
-    parser.add_argument("experiment", choices=["ch04"], help="which chapter's experiment")
+    parser.add_argument("experiment", choices=list(SWEEPS), help="which chapter's sweep")
     parser.add_argument("--out", required=True, help="JSON file to write, e.g. results/ch04.json")
     parser.add_argument("--seeds", type=int, default=10, help="number of seeds, 0..N-1 (default 10)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: these models are too small to gain from more)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    config = LengthExperiment(seeds=tuple(range(args.seeds)))
+    experiment = experiment_class(args.experiment)(seeds=tuple(range(args.seeds)))
     start = time.perf_counter()
-    runs = sweep(config, keep_models=False, progress=lambda line: print(line, flush=True))
-    save_results(args.out, config, runs)
+    runs = sweep(experiment, keep_models=False, progress=lambda line: print(line, flush=True))
+    save_results(args.out, experiment, runs, args.experiment)
     print(f"\n{len(runs)} runs in {time.perf_counter() - start:.0f} s; wrote {args.out}\n")
-    print("in-distribution accuracy:", {k: fmt(in_distribution(runs, k), 3) for k in ENCODINGS})
-    print(markdown_table(summary_headers(config), summary_rows(runs, config)))
+    print(experiment.report(runs))
     return 0
 
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import dataclass
 
-from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, NotAttempted, Question, describe_mismatch
+import numpy as np
+
+from posenc.exercises.framework import (
+    TAMPERED, ExerciseSet, FunctionQuestion, LibObject, Mistake, Question, describe_mismatch,
+)
+from posenc.lib.order import softmax as _softmax
 
 # ---------------------------------------------------------------------------------------------------
 # q1: single-head self-attention in NumPy
-
-
-def _softmax(scores, axis=-1):
-    shifted = scores - scores.max(axis=axis, keepdims=True)
-    weights = np.exp(shifted)
-    return weights / weights.sum(axis=axis, keepdims=True)
 
 
 def self_attention(x, w_q, w_k, w_v, *, scale="d_k", axis=-1, use_softmax=True):
@@ -63,34 +60,22 @@ def equivariance_gap(attention, x, perm):
     return float(np.abs(attention(x[perm]) - attention(x)[perm]).max())
 
 
+def _attention_layer(weights, causal):
+    """A callable attention layer (``posenc.lib.order.AttentionLayer``) the student's function examines."""
+    return LibObject("posenc.lib.order:AttentionLayer", tuple(weights), (("causal", causal),))
+
+
 def _gap_probes(seed):
     rng = np.random.default_rng(seed + 200)
     w = [rng.normal(size=(6, 6)) / 3 for _ in range(3)]
-    plain = _Attention(w, causal=False)
-    causal = _Attention(w, causal=True)
+    plain = _attention_layer(w, causal=False)
+    causal = _attention_layer(w, causal=True)
     probes = []
     for attention in (plain, causal, causal):
         x = rng.normal(size=(6, 6))
         probes.append((attention, x, rng.permutation(6)))
     probes.append((causal, rng.normal(size=(5, 6)), np.array([1, 2, 3, 4, 0])))
     return probes
-
-
-class _Attention:
-    """A callable attention layer the grader hands to the student's function (picklable, seedless)."""
-
-    def __init__(self, weights, causal):
-        self.weights, self.causal = weights, causal
-
-    def __call__(self, x):
-        w_q, w_k, w_v = self.weights
-        scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
-        if self.causal:
-            scores = np.where(np.triu(np.ones_like(scores, dtype=bool), 1), -np.inf, scores)
-        return _softmax(scores) @ (x @ w_v)
-
-    def __repr__(self):
-        return f"<{'causal ' if self.causal else ''}attention layer>"
 
 
 GAP_MISTAKES = [
@@ -149,14 +134,18 @@ class ChoiceQuestion(Question):
     options: str = "abcde"
     mistakes: tuple = ()         # (frozenset of letters, message)
 
-    def collect(self, obj, seed=0):
-        if obj is None or obj is Ellipsis:
-            raise NotAttempted()
-        letters = obj if isinstance(obj, str) else "".join(str(item) for item in obj)
-        return sorted({c.lower() for c in letters if c.isalpha()})
+    def probe(self, seed=0):
+        return {"name": self.name, "steps": [{"op": "value"}]}
 
-    def judge(self, letters, seed=0):
-        chosen = frozenset(letters)
+    def judge(self, data, seed=0):
+        if len(data) != 1:
+            return False, TAMPERED
+        answer = data[0]
+        if isinstance(answer, (list, tuple, set)) and all(isinstance(item, str) for item in answer):
+            answer = "".join(answer)
+        if not isinstance(answer, str):
+            return False, f"`{self.name}` should be a string of letters such as \"ab\", not {type(answer).__name__}"
+        chosen = frozenset(c.lower() for c in answer if c.isalpha())
         unknown = chosen - set(self.options)
         if unknown:
             return False, f"there is no option {', '.join(sorted(unknown))}; the options are {', '.join(self.options)}"

@@ -1,10 +1,10 @@
 """Checks of exercise set ch04: learned vs sinusoidal positional encodings, as torch modules.
 
-The students write classes and a torch function, so the questions here collect differently from
-``FunctionQuestion``: ``collect`` builds the student's module with grader-chosen sizes, overwrites any
-learned table with grader-chosen values, runs it on grader-chosen tensors and records plain data (arrays,
-the names and shapes of parameters, buffers and tensor attributes, gradients, exception text). ``judge``
-rebuilds every input from the seed, computes the reference itself and names the mistake.
+The students write classes and a torch function, so the probes here do more than call a function: they
+build the student's module with grader-chosen sizes, overwrite its table with grader-chosen values, run it
+on grader-chosen tensors and ask for plain facts (the names and shapes of parameters, buffers and tensor
+attributes, the gradient that reaches the table, exception text). ``judge`` rebuilds every input from the
+seed, computes the reference itself, checks the facts against the module's behaviour and names the mistake.
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from typing import Callable
 import numpy as np
 
 from posenc.exercises.framework import (
+    TAMPERED,
     ExerciseSet,
     FunctionQuestion,
     Mistake,
+    Outcome,
     Question,
     TypedValue,
-    call_student,
-    to_plain,
+    call,
+    tensor,
 )
 from posenc.lib.encoding import sinusoidal_encoding
 
@@ -30,7 +32,7 @@ ATOL = 1e-4     # float32 arithmetic on values of order 1
 
 
 # ---------------------------------------------------------------------------------------------------
-# Grader-chosen inputs, rebuilt identically in collect and judge
+# Grader-chosen inputs, rebuilt identically in probe and judge
 
 
 def _grader_array(seed: int, tag: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -39,41 +41,84 @@ def _grader_array(seed: int, tag: int, shape: tuple[int, ...]) -> np.ndarray:
     return np.round(rng.normal(size=shape), 3).astype(np.float32)
 
 
-def _tensor(array: np.ndarray):
-    import torch
-
-    return torch.tensor(array)
+def _skipped(entry) -> bool:
+    return isinstance(entry, dict) and "skipped" in entry
 
 
-def _structure(module) -> dict:
-    """Names and shapes of what the module holds: parameters, buffers and plain tensor attributes."""
-    import torch
-
-    return {
-        "parameters": [(name, tuple(p.shape), bool(p.requires_grad)) for name, p in module.named_parameters()],
-        "buffers": [(name, tuple(b.shape)) for name, b in module.named_buffers()],
-        "attributes": [(name, tuple(v.shape)) for name, v in vars(module).items() if isinstance(v, torch.Tensor)],
-    }
+def _outcome(entry) -> Outcome:
+    """A step's Outcome; one that was skipped or is malformed counts as an error."""
+    if isinstance(entry, Outcome):
+        return entry
+    return Outcome(error=f"not run ({entry.get('skipped')})" if _skipped(entry) else "malformed answer",
+                   error_type="Skipped")
 
 
-def _table_tensor(module, numel: int):
-    """The parameter or buffer holding ``numel`` numbers (the student's table), and its kind."""
-    for kind, items in (("parameter", module.named_parameters()), ("buffer", module.named_buffers())):
-        for name, tensor in items:
-            if tensor.numel() == numel:
-                return tensor, kind, name
-    return None, None, None
+@dataclass
+class ModuleQuestion(Question):
+    """The student writes an ``nn.Module`` class. For each grader-chosen context the probe builds it
+    (``constructor``), then runs ``after`` on the module: the forward pass and whatever facts the judge
+    needs. ``judge_records`` sees one record per context: the constructor's error, or the facts
+    (``structure``, ``table``), the forward pass (``error``, ``error_type``, ``output``) and ``gradient``."""
+
+    n_contexts = 0
+
+    def context(self, seed: int, index: int) -> dict:
+        raise NotImplementedError
+
+    def constructor(self, context: dict) -> tuple:
+        raise NotImplementedError
+
+    def after(self, context: dict, index: int) -> list[dict]:
+        """Probe steps on the built module ``module{index}``; the forward call comes first."""
+        return [call(tensor(context["x"]), target=f"module{index}")]
+
+    def describe(self, context: dict) -> str:
+        """The constructor call, as the student would write it."""
+        raise NotImplementedError
+
+    def judge_records(self, contexts: list[dict], records: list[dict], seed: int) -> tuple[bool, str]:
+        raise NotImplementedError
+
+    def contexts(self, seed: int) -> list[dict]:
+        return [self.context(seed, index) for index in range(self.n_contexts)]
+
+    def probe(self, seed=0):
+        steps = [{"op": "group", "steps": [call(*self.constructor(context), store=f"module{index}", report=False),
+                                           *self.after(context, index)]}
+                 for index, context in enumerate(self.contexts(seed))]
+        return {"name": self.name, "expect": "class", "steps": steps}
+
+    def judge(self, data, seed=0):
+        contexts = self.contexts(seed)
+        sizes = [1 + len(self.after(context, index)) for index, context in enumerate(contexts)]
+        if len(data) != len(contexts) or any(not isinstance(g, list) or len(g) != n for g, n in zip(data, sizes)):
+            return False, TAMPERED
+        records = [_module_record(group, self.after(context, index))
+                   for index, (context, group) in enumerate(zip(contexts, data))]
+        for context, record in zip(contexts, records):
+            if record.get("constructor_error"):
+                return False, f"{self.describe(context)} raised {record['constructor_error']}"
+        return self.judge_records(contexts, records, seed)
 
 
-def _require_class(obj, name: str) -> None:
-    if not isinstance(obj, type):
-        raise TypeError(f"`{name}` should be a class (an nn.Module subclass), but it is a {type(obj).__name__}")
+# What each kind of step after the constructor reports, by its op (the forward pass is a "call").
+_RECORD_KEY = {"structure": "structure", "assign": "table", "backward": "gradient"}
 
 
-def _run_forward(module, x) -> dict:
-    """Call the module on x; record the output (plain data) or the exception."""
-    outcome = call_student(module, x)
-    return {"error": outcome.error, "output": to_plain(outcome.value) if outcome.ok else None}
+def _module_record(group: list, after: list[dict]) -> dict:
+    """One module probe's results as the judges read them (see ModuleQuestion)."""
+    built = _outcome(group[0])
+    if not built.ok:
+        return {"constructor_error": built.error}
+    record = {}
+    for step, entry in zip(after, group[1:]):
+        if step["op"] == "call":
+            forward = _outcome(entry)
+            record.update(error=forward.error, error_type=forward.error_type,
+                          output=forward.value if forward.ok else None)
+        else:
+            record[_RECORD_KEY[step["op"]]] = None if _skipped(entry) else entry
+    return record
 
 
 def _output_array(value) -> tuple[np.ndarray | None, str | None]:
@@ -217,62 +262,44 @@ def _learned_context(seed: int, index: int) -> dict:
 
 
 @dataclass
-class LearnedModuleQuestion(Question):
+class LearnedModuleQuestion(ModuleQuestion):
     """``cls(max_len, d_model)`` adds a trainable (max_len, d_model) table to batch-first input."""
 
     mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT) + tuple(ADDITION_VARIANTS)
+    n_contexts = len(LEARNED_PROBES)
 
-    def collect(self, cls, seed=0):
-        import torch
+    def context(self, seed, index):
+        return _learned_context(seed, index)
 
-        _require_class(cls, self.name)
-        records = []
-        for index in range(len(LEARNED_PROBES)):
-            context = _learned_context(seed, index)
-            built = call_student(cls, context["max_len"], context["d_model"])
-            if not built.ok:
-                records.append({"constructor_error": built.error})
-                continue
-            module = built.value
-            record = {"structure": _structure(module)}
-            table, kind, name = _table_tensor(module, context["max_len"] * context["d_model"])
-            record["table"] = None if table is None else {"kind": kind, "name": name, "shape": tuple(table.shape)}
-            if table is not None:
-                with torch.no_grad():
-                    table.copy_(_tensor(context["table"]).reshape(table.shape).to(table.dtype))
-            outcome = call_student(module, _tensor(context["x"]))
-            record["error"] = outcome.error
-            record["output"] = to_plain(outcome.value) if outcome.ok else None
-            record["gradient"] = None
-            if outcome.ok and table is not None and kind == "parameter" and isinstance(outcome.value, torch.Tensor):
-                try:
-                    outcome.value.sum().backward()
-                except Exception:           # no graph: reported as a missing gradient below
-                    pass
-                if table.grad is not None:
-                    record["gradient"] = table.grad.detach().reshape(context["max_len"], -1).cpu().numpy().copy()
-            records.append(record)
-        return records
+    def constructor(self, context):
+        return context["max_len"], context["d_model"]
 
-    def judge(self, records, seed=0):
-        if len(records) != len(LEARNED_PROBES):
-            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
-        contexts = [_learned_context(seed, i) for i in range(len(LEARNED_PROBES))]
+    def describe(self, context):
+        return f"{self.name}(max_len={context['max_len']}, d_model={context['d_model']})"
+
+    def after(self, context, index):
+        """Overwrite the table with grader-chosen values, run forward, and ask for the table's gradient."""
+        module, table, output = f"module{index}", f"table{index}", f"output{index}"
+        return [{"op": "structure", "target": module},
+                {"op": "assign", "target": module, "numel": context["max_len"] * context["d_model"],
+                 "values": context["table"], "store": table},
+                call(tensor(context["x"]), target=module, store=output),
+                {"op": "backward", "output": output, "wrt": table}]
+
+    def judge_records(self, contexts, records, seed):
         for context, record in zip(contexts, records):
-            call = f"{self.name}(max_len={context['max_len']}, d_model={context['d_model']})"
-            if record.get("constructor_error"):
-                return False, f"{call} raised {record['constructor_error']}"
             problem = _learned_structure_problem(record, context)
             if problem:
-                return False, f"{problem} (seen in {call})"
+                return False, f"{problem} (seen in {self.describe(context)})"
         problem = _addition_problem(contexts, records,
                                     lambda c: f"{self.name}({c['max_len']}, {c['d_model']}) on x of shape {c['x'].shape}")
         if problem:
             return False, problem
         for context, record in zip(contexts, records):
             gradient = record["gradient"]
-            if gradient is None:
+            if not isinstance(gradient, np.ndarray) or gradient.size != context["max_len"] * context["d_model"]:
                 return False, NO_GRADIENT
+            gradient = gradient.reshape(context["max_len"], -1)
             batch, n = context["x"].shape[0], context["n"]
             if not (np.allclose(gradient[:n], batch) and np.allclose(gradient[n:], 0)):
                 return False, "the gradient of the table is not what x + table[:n] gives: rows 0..n-1 must be used once per sequence"
@@ -312,33 +339,26 @@ def _sinusoidal_context(seed: int, index: int) -> dict:
 
 
 @dataclass
-class SinusoidalModuleQuestion(Question):
+class SinusoidalModuleQuestion(ModuleQuestion):
     """``cls(d_model, max_len)`` adds the fixed sinusoidal table, held as a buffer, to batch-first input."""
 
     mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE) + tuple(ADDITION_VARIANTS)
+    n_contexts = len(SINUSOIDAL_PROBES)
 
-    def collect(self, cls, seed=0):
-        _require_class(cls, self.name)
-        records = []
-        for index in range(len(SINUSOIDAL_PROBES)):
-            context = _sinusoidal_context(seed, index)
-            built = call_student(cls, context["d_model"], context["max_len"])
-            if not built.ok:
-                records.append({"constructor_error": built.error})
-                continue
-            record = {"structure": _structure(built.value)}
-            record.update(_run_forward(built.value, _tensor(context["x"])))
-            records.append(record)
-        return records
+    def context(self, seed, index):
+        return _sinusoidal_context(seed, index)
 
-    def judge(self, records, seed=0):
-        if len(records) != len(SINUSOIDAL_PROBES):
-            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
-        contexts = [_sinusoidal_context(seed, i) for i in range(len(SINUSOIDAL_PROBES))]
+    def constructor(self, context):
+        return context["d_model"], context["max_len"]
+
+    def describe(self, context):
+        return f"{self.name}(d_model={context['d_model']}, max_len={context['max_len']})"
+
+    def after(self, context, index):
+        return [{"op": "structure", "target": f"module{index}"}, *super().after(context, index)]
+
+    def judge_records(self, contexts, records, seed):
         for context, record in zip(contexts, records):
-            call = f"{self.name}(d_model={context['d_model']}, max_len={context['max_len']})"
-            if record.get("constructor_error"):
-                return False, f"{call} raised {record['constructor_error']}"
             problem = _sinusoidal_structure_problem(record["structure"], context)
             if problem:
                 return False, problem
@@ -409,25 +429,22 @@ class LayoutQuestion(Question):
 
     mistakes: tuple = tuple(LAYOUT_VARIANTS)
 
-    def collect(self, fn, seed=0):
-        if not callable(fn):
-            raise TypeError(f"`{self.name}` should be a function, but it is a {type(fn).__name__}")
-        records = []
+    def probe(self, seed=0):
+        steps = []
         for index in range(len(LAYOUT_PROBES)):
             context = _layout_context(seed, index)
-            outcome = call_student(fn, _tensor(context["x"]), _tensor(context["table"]),
-                                   batch_first=context["batch_first"])
-            records.append({"error": outcome.error, "output": to_plain(outcome.value) if outcome.ok else None})
-        return records
+            steps.append(call(tensor(context["x"]), tensor(context["table"]), batch_first=context["batch_first"]))
+        return {"name": self.name, "steps": steps}
 
-    def judge(self, records, seed=0):
-        if len(records) != len(LAYOUT_PROBES):
-            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
+    def judge(self, data, seed=0):
+        if len(data) != len(LAYOUT_PROBES):
+            return False, TAMPERED
+        records = [{"error": o.error, "output": o.value if o.ok else None} for o in map(_outcome, data)]
         contexts = [_layout_context(seed, i) for i in range(len(LAYOUT_PROBES))]
         outputs, first_problem = [], None
         for context, record in zip(contexts, records):
-            call = (f"{self.name}(x of shape {context['x'].shape}, table of shape {context['table'].shape}, "
-                    f"batch_first={context['batch_first']})")
+            where = (f"{self.name}(x of shape {context['x'].shape}, table of shape {context['table'].shape}, "
+                     f"batch_first={context['batch_first']})")
             got, problem = None, None
             if record["error"]:
                 problem = f"raised {record['error']}"
@@ -437,7 +454,7 @@ class LayoutQuestion(Question):
                 problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
             outputs.append(got)
             if problem and first_problem is None:
-                first_problem = f"{call}: {problem}"
+                first_problem = f"{where}: {problem}"
         if first_problem:
             return False, _name_variant(LAYOUT_VARIANTS, contexts, outputs) or first_problem
         return True, "correct"
@@ -485,53 +502,45 @@ def _guard_context(seed: int, index: int) -> dict:
 
 
 @dataclass
-class GuardQuestion(Question):
+class GuardQuestion(ModuleQuestion):
     """``cls(max_len, d_model)`` raises a ValueError naming max_len for longer input, and only then."""
 
     mistakes: tuple = _catalogued(GUARD_OFF_BY_ONE, GUARD_SILENT, GUARD_TYPE, GUARD_LIMIT)
+    n_contexts = len(GUARD_PROBES)
 
-    def collect(self, cls, seed=0):
-        _require_class(cls, self.name)
-        records = []
-        for index in range(len(GUARD_PROBES)):
-            context = _guard_context(seed, index)
-            built = call_student(cls, context["max_len"], context["d_model"])
-            if not built.ok:
-                records.append({"constructor_error": built.error})
-                continue
-            outcome = call_student(built.value, _tensor(context["x"]))
-            output = to_plain(outcome.value) if outcome.ok else None
-            records.append({"error": outcome.error, "error_type": outcome.error_type,
-                            "shape": tuple(output.value.shape) if isinstance(output, TypedValue)
-                            and isinstance(output.value, np.ndarray) else None})
-        return records
+    def context(self, seed, index):
+        return _guard_context(seed, index)
 
-    def judge(self, records, seed=0):
-        if len(records) != len(GUARD_PROBES):
-            return False, "the collected answers do not match the questions asked (was the check tampered with?)"
-        for index, record in enumerate(records):
-            context = _guard_context(seed, index)
+    def constructor(self, context):
+        return context["max_len"], context["d_model"]
+
+    def describe(self, context):
+        return f"{self.name}({context['max_len']}, {context['d_model']})"
+
+    def judge_records(self, contexts, records, seed):
+        for context, record in zip(contexts, records):
             max_len, n = context["max_len"], context["n"]
-            call = f"{self.name}(max_len={max_len}, ...) on a sequence of {n} tokens"
-            if record.get("constructor_error"):
-                return False, f"{self.name}({max_len}, {context['d_model']}) raised {record['constructor_error']}"
+            where = f"{self.name}(max_len={max_len}, ...) on a sequence of {n} tokens"
             error, kind = record["error"], record["error_type"]
+            output = record["output"]
+            shape = tuple(output.value.shape) if isinstance(output, TypedValue) and \
+                isinstance(output.value, np.ndarray) else None
             if n <= max_len:
                 if error and kind == "ValueError" and n == max_len:
-                    return False, f"{GUARD_OFF_BY_ONE} ({call} raised {error})"
+                    return False, f"{GUARD_OFF_BY_ONE} ({where} raised {error})"
                 if error:
-                    return False, f"{call} raised {error}; sequences up to max_len tokens must work"
-                if record["shape"] != context["x"].shape:
-                    return False, f"{call} returned no tensor of the input's shape {context['x'].shape}"
+                    return False, f"{where} raised {error}; sequences up to max_len tokens must work"
+                if shape != context["x"].shape:
+                    return False, f"{where} returned no tensor of the input's shape {context['x'].shape}"
                 continue
             if error is None:
-                return False, f"{GUARD_SILENT} ({call})"
+                return False, f"{GUARD_SILENT} ({where})"
             if kind != "ValueError":
                 torch_own = any(phrase in error for phrase in ("index out of range in self", "must match the size"))
                 origin = ", an error from deep inside torch that does not say what the limit is" if torch_own else ""
-                return False, f"{GUARD_TYPE} ({call} raised {error}{origin})"
+                return False, f"{GUARD_TYPE} ({where} raised {error}{origin})"
             if not any(str(number) in error for number in (max_len, max_len - 1)):
-                return False, f"{GUARD_LIMIT} = {max_len} ({call} raised '{error}')"
+                return False, f"{GUARD_LIMIT} = {max_len} ({where} raised '{error}')"
         return True, "correct"
 
 

@@ -1,0 +1,408 @@
+"""Probing a student's answer: the only code of the exercises that runs next to the student's code.
+
+A question never runs its own code where the student's code lives. It writes a **probe**: plain data that
+names the student's object and lists what to do with it (call it on these inputs, build the class with
+these sizes, report its parameters, ...). :func:`collect` carries it out and returns plain data: values,
+exceptions as text, shapes. The question's ``judge`` then compares that data with its reference, in the
+grading process for the batch grader, or right after for the inline ``check("q1")``: one path for both.
+
+Nothing here knows a reference answer or a judge, and nothing here decides a score; a student who
+replaces this module in their own process can only change what their answer reports, which the judge
+checks against behaviour on inputs the student did not choose.
+
+A probe::
+
+    {"name": "sinusoidal_encoding", "steps": [
+        {"op": "call", "args": [7, 6]},
+        {"op": "call", "args": [13, 5]},
+    ]}
+
+Steps (each gives one entry of the result's ``data``, in order):
+
+* ``{"op": "value"}``: the object itself as plain data (``None`` or ``...`` means: not attempted).
+* ``{"op": "call", "args": [...], "kwargs": {...}, "target": var, "store": var}``: call the answer (or a
+  stored object, ``target``) and give back an :class:`Outcome`; ``store`` keeps the raw return value
+  (e.g. a module the student's class built) for later steps. A stored object that could not be made turns
+  later steps that use it into ``{"skipped": ...}``.
+* ``{"op": "structure", "target": var}``: names and shapes of a torch module's parameters (with
+  ``requires_grad``), buffers and plain tensor attributes.
+* ``{"op": "assign", "target": var, "numel": n, "values": array, "store": var}``: find the module's
+  parameter or buffer holding ``n`` numbers, overwrite it with ``values``, report where it was found
+  (``{"kind", "name", "shape"}`` or None) and keep the tensor as ``store``.
+* ``{"op": "backward", "output": var, "wrt": var}``: ``output.sum().backward()`` and the gradient that
+  reached the tensor ``wrt`` (None when none did).
+* ``{"op": "group", "steps": [...]}``: the sub-steps' results as one list entry.
+
+Arguments are plain data, with three markers: ``{"__tensor__": array}`` becomes a torch tensor,
+``{"__var__": name}`` a stored object, and a :class:`LibObject` an object of the course's library
+(``posenc.lib`` only), e.g. an attention layer the student's function is asked to examine.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+MISSING, NOT_ATTEMPTED = "missing", "not attempted"
+ANSWER = "answer"                      # the variable that holds the student's object
+
+
+class NotAttempted(Exception):
+    """The answer is still the stub (it raised NotImplementedError, or is None or ...)."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Plain data
+
+
+@dataclass
+class Outcome:
+    """What one call of the student's code produced: a value or an exception."""
+
+    value: Any = None
+    error: str | None = None          # "ValueError: message" when the call raised
+    error_type: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class TypedValue:
+    """A value whose original Python type matters to the judge (a tensor, an unexpected object)."""
+
+    type_name: str
+    value: Any
+
+
+@dataclass(frozen=True, eq=False)
+class LibObject:
+    """An object of the course's library, made where it is needed: ``build()`` here, or by the kernel.
+
+    ``target`` is ``"posenc.lib.module:name"``; ``args`` and ``kwargs`` are plain data.
+    """
+
+    target: str
+    args: tuple = ()
+    kwargs: tuple = ()                 # (key, value) pairs
+
+    def build(self):
+        module_name, _, attribute = self.target.partition(":")
+        if not module_name.startswith("posenc.lib.") or not attribute.isidentifier():
+            raise ValueError(f"a probe may only build objects of the course's library, not {self.target!r}")
+        factory = getattr(importlib.import_module(module_name), attribute)
+        return factory(*self.args, **dict(self.kwargs))
+
+    def __repr__(self) -> str:
+        return f"<{self.target.partition(':')[2]}{self.args!r}>"
+
+
+def call_student(func, *args, **kwargs) -> Outcome:
+    """Call student code, turning any exception into data (NotImplementedError means: not attempted)."""
+    start = time.perf_counter()
+    try:
+        value = func(*args, **kwargs)
+    except NotImplementedError:
+        raise NotAttempted()
+    except Exception as exc:  # student code may raise anything; report it, never crash the probe
+        return Outcome(error=f"{type(exc).__name__}: {_text(exc)}", error_type=type(exc).__name__,
+                       seconds=time.perf_counter() - start)
+    return Outcome(value=value, seconds=time.perf_counter() - start)
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)[:1000]
+    except Exception:
+        return "(an exception whose message cannot be shown)"
+
+
+def to_plain(value: Any, depth: int = 0) -> Any:
+    """A student's return value as plain data (numpy arrays, numbers, strings, lists, tuples, dicts).
+
+    Torch tensors become numpy arrays but keep a note of their type, so judges can insist on one;
+    anything else becomes a TypedValue with its type's name and a short repr.
+    """
+    type_name = type(value).__module__ + "." + type(value).__qualname__
+    if depth > 20:
+        return TypedValue(type_name, "(nested too deeply)")
+    if type_name.startswith("torch.") and hasattr(value, "detach"):
+        return TypedValue("torch.Tensor", value.detach().cpu().numpy().copy())
+    if type(value) is np.ndarray:
+        return value.copy()
+    if isinstance(value, np.ndarray):             # a subclass: keep only the data
+        return np.array(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value) in (bool, int, float, complex, str) or value is None:
+        return value
+    if type(value) in (list, tuple):
+        return type(value)(to_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return {str(k): to_plain(v, depth + 1) for k, v in value.items()}
+    if type(value) in (set, frozenset):
+        items = [to_plain(v, depth + 1) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    try:
+        text = repr(value)[:200]
+    except Exception:
+        text = f"<{type_name}>"
+    return TypedValue(type_name, text)
+
+
+# ---------------------------------------------------------------------------------------------------
+# JSON encoding, for the trip between the grading process and the student's kernel (both ways)
+
+
+def encode(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            return {"__repr__": repr(obj)[:200]}
+        data = np.ascontiguousarray(obj)
+        return {"__ndarray__": base64.b64encode(data.tobytes()).decode("ascii"),
+                "dtype": data.dtype.str, "shape": list(data.shape)}
+    if isinstance(obj, Outcome):
+        return {"__outcome__": True, "value": encode(obj.value), "error": obj.error,
+                "error_type": obj.error_type, "seconds": obj.seconds}
+    if isinstance(obj, TypedValue):
+        return {"__typed__": obj.type_name, "value": encode(obj.value)}
+    if isinstance(obj, LibObject):
+        return {"__lib__": obj.target, "args": encode(obj.args), "kwargs": encode(obj.kwargs)}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [encode(v) for v in obj]}
+    if isinstance(obj, list):
+        return [encode(v) for v in obj]
+    if isinstance(obj, dict):
+        return {"__dict__": [[str(k), encode(v)] for k, v in obj.items()]}
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return {"__float__": repr(obj)}
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, complex):
+        return {"__complex__": [obj.real, obj.imag]}
+    return {"__repr__": repr(obj)[:200]}
+
+
+def decode(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return [decode(v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "__ndarray__" in obj:
+        raw = base64.b64decode(obj["__ndarray__"])
+        return np.frombuffer(raw, dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
+    if "__outcome__" in obj:
+        return Outcome(value=decode(obj["value"]), error=obj["error"], error_type=obj["error_type"],
+                       seconds=obj["seconds"])
+    if "__typed__" in obj:
+        return TypedValue(obj["__typed__"], decode(obj["value"]))
+    if "__lib__" in obj:
+        return LibObject(obj["__lib__"], decode(obj["args"]), decode(obj["kwargs"]))
+    if "__tuple__" in obj:
+        return tuple(decode(v) for v in obj["__tuple__"])
+    if "__dict__" in obj:
+        return {k: decode(v) for k, v in obj["__dict__"]}
+    if "__float__" in obj:
+        return float(obj["__float__"])
+    if "__complex__" in obj:
+        return complex(*obj["__complex__"])
+    if "__repr__" in obj:
+        return TypedValue("object", obj["__repr__"])
+    raise ValueError(f"cannot decode {obj!r:.80}")
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(encode(obj))
+
+
+def loads(text: str) -> Any:
+    return decode(json.loads(text))
+
+
+def round_trip(obj: Any) -> Any:
+    """``obj`` as it arrives on the other side of the kernel's socket."""
+    return loads(dumps(obj))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running a probe
+
+
+@dataclass
+class _Run:
+    name: str                                        # the student's name for the answer
+    variables: dict = field(default_factory=dict)
+    failed: dict = field(default_factory=dict)       # variable -> why it could not be made
+
+    def argument(self, value):
+        if isinstance(value, dict) and set(value) == {"__tensor__"}:
+            import torch
+
+            return torch.tensor(np.asarray(value["__tensor__"]))
+        if isinstance(value, dict) and set(value) == {"__var__"}:
+            return self.get(value["__var__"])
+        if isinstance(value, LibObject):
+            return value.build()
+        if isinstance(value, np.ndarray):
+            return value.copy()                # the student may write into it: give a fresh copy
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.argument(v) for v in value)
+        return value
+
+    def get(self, name: str):
+        if name in self.failed:
+            raise _Skip(self.failed[name])
+        return self.variables[name]
+
+    def step(self, step: dict):
+        op = step["op"]
+        if op == "group":
+            return [self.guarded(s) for s in step["steps"]]
+        if op == "value":
+            obj = self.get(step.get("target", ANSWER))
+            if obj is None or obj is Ellipsis:
+                raise NotAttempted()
+            return to_plain(obj)
+        if op == "call":
+            target = self.get(step.get("target", ANSWER))
+            if not callable(target):
+                what = "a function" if step.get("target", ANSWER) == ANSWER else "callable"
+                raise TypeError(f"`{self.name}` should be {what}, but it is a {type(target).__name__}")
+            args = [self.argument(a) for a in step.get("args", ())]
+            kwargs = {k: self.argument(v) for k, v in dict(step.get("kwargs", {})).items()}
+            outcome = call_student(target, *args, **kwargs)
+            if step.get("store"):
+                if outcome.ok:
+                    self.variables[step["store"]] = outcome.value
+                else:
+                    self.failed[step["store"]] = outcome.error
+            outcome.value = to_plain(outcome.value) if step.get("report", True) else None
+            return outcome
+        if op == "structure":
+            return _structure(self.get(step["target"]))
+        if op == "assign":
+            found = _assign(self.get(step["target"]), int(step["numel"]), np.asarray(step["values"]))
+            if found is None:
+                self.failed[step["store"]] = "no tensor of that size"
+                return None
+            tensor, where = found
+            self.variables[step["store"]] = tensor
+            return where
+        if op == "backward":
+            return _gradient(self.get(step["output"]), self.get(step["wrt"]))
+        raise ValueError(f"unknown probe step {op!r}")
+
+    def guarded(self, step: dict):
+        """A step inside a group: a missing input skips it instead of ending the probe."""
+        try:
+            return self.step(step)
+        except _Skip as skip:
+            return {"skipped": skip.reason}
+
+
+class _Skip(Exception):
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def collect(namespace: dict, probe: dict) -> dict:
+    """Carry out a probe on the student's namespace; plain data, never an exception.
+
+    ``{"status": "collected", "data": [...]}``, or ``{"status": "missing"}`` when the name is not
+    defined, ``{"status": "not attempted"}`` when the answer is still the stub, ``{"status": "error",
+    "error": ...}`` when something else went wrong (e.g. a class where a function was asked for).
+    """
+    name = probe["name"]
+    if name not in namespace:
+        return {"status": MISSING}
+    run = _Run(name, {ANSWER: namespace[name]})
+    try:
+        if probe.get("expect") == "class" and not isinstance(namespace[name], type):
+            raise TypeError(f"`{name}` should be a class (an nn.Module subclass), but it is a "
+                            f"{type(namespace[name]).__name__}")
+        return {"status": "collected", "data": [run.step(step) for step in probe["steps"]]}
+    except NotAttempted:
+        return {"status": NOT_ATTEMPTED}
+    except Exception as exc:  # a probe must never take the notebook down
+        return {"status": "error", "error": f"{type(exc).__name__}: {_text(exc)}",
+                "trace": traceback.format_exc(limit=3)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# torch modules
+
+
+def _structure(module) -> dict:
+    """Names and shapes of what a module holds: parameters, buffers and plain tensor attributes."""
+    import torch
+
+    return {
+        "parameters": [(name, tuple(p.shape), bool(p.requires_grad)) for name, p in module.named_parameters()],
+        "buffers": [(name, tuple(b.shape)) for name, b in module.named_buffers()],
+        "attributes": [(name, tuple(v.shape)) for name, v in vars(module).items() if isinstance(v, torch.Tensor)],
+    }
+
+
+def _assign(module, numel: int, values: np.ndarray):
+    """Overwrite the parameter or buffer holding ``numel`` numbers with ``values``; (tensor, where) or None."""
+    import torch
+
+    for kind, items in (("parameter", module.named_parameters()), ("buffer", module.named_buffers())):
+        for name, tensor in items:
+            if tensor.numel() == numel:
+                with torch.no_grad():
+                    tensor.copy_(torch.tensor(values).reshape(tensor.shape).to(tensor.dtype))
+                return tensor, {"kind": kind, "name": name, "shape": tuple(tensor.shape)}
+    return None
+
+
+def _gradient(output, tensor):
+    """``output.sum().backward()``; the gradient that reached ``tensor`` as an array (None if none did)."""
+    import torch
+
+    if not isinstance(output, torch.Tensor) or not isinstance(tensor, torch.Tensor):
+        return None
+    try:
+        output.sum().backward()
+    except Exception:            # no graph: reported as a missing gradient
+        return None
+    return None if tensor.grad is None else tensor.grad.detach().cpu().numpy().copy()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writing probes
+
+
+def call(*args, store: str | None = None, target: str | None = None, report: bool = True, **kwargs) -> dict:
+    """A ``call`` step (a helper for the checks)."""
+    step = {"op": "call", "args": list(args), "kwargs": kwargs}
+    if store:
+        step["store"] = store
+    if target:
+        step["target"] = target
+    if not report:
+        step["report"] = False
+    return step
+
+
+def tensor(array) -> dict:
+    """An argument that the kernel turns into a torch tensor."""
+    return {"__tensor__": np.asarray(array)}
+
+
+def var(name: str) -> dict:
+    """An argument that refers to an object an earlier step stored."""
+    return {"__var__": name}
