@@ -77,7 +77,8 @@ def t5_bucket(relative: torch.Tensor, bidirectional: bool = True, num_buckets: i
     * the first max_exact = nb // 2 distances get a bucket each (bucket n); a larger n gets
       ``max_exact + floor(ln(n / max_exact) / ln(max_distance / max_exact) * (nb - max_exact))``, computed in
       float32 as the reference does, and capped at nb - 1. So buckets grow logarithmically and every
-      distance >= max_distance (in fact already from about 0.7 max_distance) shares the last one.
+      distance >= max_distance shares the last one (with the defaults, already every distance >= 91
+      bidirectional, >= 113 causal).
 
     With the defaults (32 buckets, max_distance 128): offsets -7..0 get buckets 7..0, -8 gets 8, -128
     and beyond 15; +1 gets 17 (bidirectional).
