@@ -1,7 +1,8 @@
 """Timings, kept out of the tests: ``make bench`` (or ``python -m posenc.bench``).
 
-Reports the execution time of every notebook, the loop-versus-vectorised encoding, the time of each inline
-check on the worked solutions, and (when the batch grader is present) grading throughput.
+Reports the execution time of every notebook, the loop-versus-vectorised encoding, the training speed of
+the tiny Transformer under each position method, the time of each inline check on the worked solutions,
+and (when the batch grader is present) grading throughput.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 from posenc.lib.encoding import sinusoidal_encoding, sinusoidal_encoding_loops
+from posenc.lib.models import bench_methods
 
 from posenc.paths import ROOT
 
@@ -98,6 +100,7 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-notebooks", action="store_true", help="skip the (slow) notebook timings")
     args = parser.parse_args(argv)
     bench_encoding()
+    bench_methods()
     bench_inline_checks()
     bench_grader()
     if not args.skip_notebooks:

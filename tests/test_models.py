@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 from posenc.lib import experiments as ex
 from posenc import sinusoidal_encoding_torch
@@ -177,6 +178,104 @@ def test_a_short_training_run_beats_chance_by_far():
     losses = train(model, task, TrainConfig(steps=80, batch_size=32, lr=1e-2, train_lengths=(12,), seed=0))
     assert losses[-1] < losses[0]
     assert evaluate(model, task, 12, n_sequences=256) > 5 * task.chance
+
+
+# ---------------------------------------------------------------------------------------------------
+# The course's own block against torch's nn.TransformerEncoderLayer
+
+
+class TorchLayersModel(nn.Module):
+    """The model as it was built before the course had its own block: the same embedding, positional
+    input and head, with ``nn.TransformerEncoder`` layers (pre-LN, ReLU, no dropout, batch first)."""
+
+    def __init__(self, vocab_size, d_model, n_heads, n_layers, positional, combine, position_width, causal,
+                 embed_init_std=None, dim_feedforward=None):
+        super().__init__()
+        self.combine, self.causal, self.embed_scale = combine, causal, 1.0
+        self.positional = positional if combine != "none" else None
+        position_width = position_width or d_model // 2
+        token_width = d_model - position_width if combine == "concat" else d_model
+        self.position_width = position_width if combine == "concat" else d_model
+        self.embedding = nn.Embedding(vocab_size, token_width)
+        if embed_init_std is not None:
+            nn.init.normal_(self.embedding.weight, std=embed_init_std)
+        layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward or 2 * d_model, dropout=0.0,
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    inputs = TinyTransformer.inputs
+    positions = TinyTransformer.positions
+
+    def forward(self, tokens):
+        mask = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1]) if self.causal else None
+        return self.head(self.encoder(self.inputs(tokens), mask=mask, is_causal=self.causal))
+
+
+SETUPS = [dict(combine=c, causal=causal) for c in ("none", "add", "concat") for causal in (False, True)]
+
+
+def both_models(combine, causal, seed=0, n_layers=2, **kwargs):
+    width = 6 if combine == "concat" else 16
+    made = []
+    for kind in (TorchLayersModel, TinyTransformer):
+        torch.manual_seed(seed)
+        positional = None if combine == "none" else SinusoidalPositionalEncoding(width)
+        if kind is TorchLayersModel:
+            made.append(kind(8, 16, 2, n_layers, positional, combine, 6, causal, **kwargs))
+        else:
+            made.append(kind(8, 16, 2, n_layers, positional=positional, combine=combine, position_width=6,
+                             causal=causal, **kwargs))
+    return made
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+def test_a_fresh_model_has_the_initial_weights_of_the_torch_layers_model(setup):
+    for kwargs in ({}, {"n_layers": 3, "embed_init_std": 0.1, "dim_feedforward": 24}):
+        old, new = both_models(**setup, seed=7, **kwargs)
+        old_state, new_state = old.state_dict(), new.state_dict()
+        assert list(old_state) == list(new_state)
+        assert all(torch.equal(old_state[name], new_state[name]) for name in old_state)
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+def test_a_torch_layers_state_dict_loads_and_gives_the_same_outputs(setup):
+    old, _ = both_models(**setup, seed=1)
+    _, new = both_models(**setup, seed=2)
+    new.load_state_dict(old.state_dict())
+    tokens = torch.randint(0, 8, (4, 20))
+    torch.testing.assert_close(new(tokens), old(tokens), atol=1e-6, rtol=1e-6)          # training mode
+    old.eval(), new.eval()
+    with torch.no_grad():                                       # torch's fused inference path for the old one
+        torch.testing.assert_close(new(tokens), old(tokens), atol=1e-6, rtol=1e-6)
+
+
+def test_learned_tables_load_from_a_torch_layers_model():
+    torch.manual_seed(0)
+    old = TorchLayersModel(8, 16, 2, 2, LearnedPositionalEmbedding(20, 16), "add", None, True)
+    new = TinyTransformer(8, 16, 2, 2, positional=LearnedPositionalEmbedding(20, 16), causal=True)
+    new.load_state_dict(old.state_dict())
+    tokens = torch.randint(0, 8, (2, 20))
+    torch.testing.assert_close(new(tokens), old(tokens), atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_training_follows_the_torch_layers_model(causal):
+    old, new = both_models("add", causal, seed=3)
+    config = TrainConfig(steps=20, batch_size=16, train_lengths=(10,), seed=3)
+    old_losses, new_losses = train(old, ShiftedCopy(8), config), train(new, ShiftedCopy(8), config)
+    np.testing.assert_allclose(new_losses, old_losses, rtol=1e-5, atol=1e-6)
+
+
+def test_attention_weights_match_torch_multihead_attention():
+    old, new = both_models("add", False, seed=4)
+    tokens = torch.randint(0, 8, (1, 12))
+    with torch.no_grad():
+        u = old.encoder.layers[0].norm1(old.inputs(tokens))
+        _, expected = old.encoder.layers[0].self_attn(u, u, u, need_weights=True, average_attn_weights=False)
+        _, called_alike = new.encoder.layers[0].self_attn(u, u, u, need_weights=True, average_attn_weights=False)
+    torch.testing.assert_close(new.attention_weights(tokens), expected, atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(called_alike, expected, atol=1e-6, rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------------

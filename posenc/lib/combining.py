@@ -383,11 +383,5 @@ def first_layer_logit_parts(model, tokens) -> dict:
 
 
 def first_layer_attention(model, tokens) -> np.ndarray:
-    """The first layer's attention weights as torch computes them, (n_heads, n, n), for tokens (1, n)."""
-    import torch
-
-    layer = model.encoder.layers[0]
-    with torch.no_grad():
-        u = layer.norm1(model.inputs(tokens))
-        _, weights = layer.self_attn(u, u, u, need_weights=True, average_attn_weights=False)
-    return weights[0].numpy()
+    """The first layer's attention weights as the model computes them, (n_heads, n, n), for tokens (1, n)."""
+    return model.attention_weights(tokens, layer=0)[0].numpy()

@@ -93,16 +93,14 @@ def rotary(x, positions=None, base: float = DEFAULT_BASE):
     because T(m)^T T(n) = T(n - m). The angles are computed in float64 and cast to ``x.dtype``.
 
     Su et al. (RoFormer) turn each pair the other way round (T(-t) in this course's convention);
-    either direction gives the same offset-only scores.
+    either direction gives the same offset-only scores. So this is ``posenc.lib.rotary.apply_rotary``
+    (RoFormer's sense, chapter 6) at the negated positions.
     """
     import torch
 
-    seq_len, d_model = x.shape[-2], _even_width(x.shape[-1])
+    from posenc.lib.rotary import apply_rotary
+
+    seq_len, _ = x.shape[-2], _even_width(x.shape[-1])
     if positions is None:
         positions = torch.arange(seq_len)
-    omega = torch.from_numpy(frequencies(d_model, base))
-    angles = torch.as_tensor(positions, dtype=torch.float64)[:, None] * omega[None, :]
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    first, second = x[..., 0::2], x[..., 1::2]
-    turned = torch.stack([cos * first + sin * second, -sin * first + cos * second], dim=-1)
-    return turned.flatten(-2)
+    return apply_rotary(x, -torch.as_tensor(positions, dtype=torch.float64), base)
