@@ -389,3 +389,13 @@ def test_published_numbers_are_the_ones_the_course_quotes():
     vaswani, press = ex.PUBLISHED["vaswani2017"], ex.PUBLISHED["press2022"]
     assert vaswani["sinusoidal"] == {"ppl": 4.92, "bleu": 25.8} and vaswani["learned"] == {"ppl": 4.92, "bleu": 25.7}
     assert press["lengths"] == (512, 1012, 3512) and press["sinusoidal"] == (20.05, 43.54, 178.97)
+
+
+def test_every_position_method_runs_through_the_length_experiment():
+    """Part II's methods share the runner with chapter 4, and for one seed the same non-positional weights."""
+    methods = ("alibi", "rope", "t5", "shaw")
+    runs = ex.sweep(QUICK, kinds=methods)
+    assert [r.kind for r in runs if r.seed == QUICK.seeds[0]] == list(methods)
+    assert all(r.by_position["plain"].shape == (QUICK.eval_length,) for r in runs)
+    embeddings = [ex.build_model(kind, QUICK, seed=3).embedding.weight for kind in ("none", "alibi", "rope")]
+    assert all(torch.equal(embeddings[0], e) for e in embeddings[1:])

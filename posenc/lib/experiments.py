@@ -38,13 +38,15 @@ import numpy as np
 import torch
 from torch import nn
 
+from posenc.lib.attention import METHODS
 from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, parameter_count, train
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from posenc.lib.tasks import ShiftedCopy
 from posenc.paths import RESULTS as RESULTS_DIR  # noqa: F401  (where the full sweeps are saved)
 
 ENCODINGS = ("none", "sinusoidal", "learned")
-LABELS = {"none": "no encoding", "sinusoidal": "sinusoidal", "learned": "learned"}
+LABELS = {"none": "no encoding", "sinusoidal": "sinusoidal", "learned": "learned", "shaw": "Shaw",
+          "t5": "T5 bias", "alibi": "ALiBi", "rope": "rotary"}
 
 # Published numbers the chapter compares its direction with (facts from the papers, with their source).
 PUBLISHED = {
@@ -230,9 +232,18 @@ def from_dict(cls, data: dict):
 
 
 def build_model(kind: str, config: LengthExperiment, seed: int) -> TinyTransformer:
-    """The model for one encoding; for a given seed, every kind gets the same non-positional weights."""
+    """The model for one kind; for a given seed, every kind gets the same non-positional weights.
+
+    Chapter 4's kinds (``ENCODINGS``) draw their table from a stream of their own, as they always have (so
+    ``results/ch04.json`` stays reproducible); the other position methods of ``posenc.lib.attention`` are
+    built by the model itself, after every other weight.
+    """
+    if kind not in METHODS:
+        raise ValueError(f"kind must be one of {METHODS}, got {kind!r}")
     if kind not in ENCODINGS:
-        raise ValueError(f"kind must be one of {ENCODINGS}, got {kind!r}")
+        torch.manual_seed(seed)
+        return TinyTransformer(config.vocab_size, config.d_model, config.n_heads, config.n_layers, position=kind,
+                               max_len=config.max_len, causal=config.causal)
     with torch.random.fork_rng():                 # the positional module draws from its own stream
         torch.manual_seed(10_000 + seed)
         positional = {"none": None,
