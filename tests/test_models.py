@@ -229,6 +229,17 @@ def test_runs_are_paired_across_encodings():
         assert all(torch.equal(dict(m.named_parameters())[name], first) for m in models)
 
 
+def test_the_control_table_is_the_learned_table_at_the_scale_of_pe():
+    learned, control = (ex.build_model(kind, QUICK, seed=4) for kind in ex.LEARNED)
+    rms = ex.pe_entry_rms(QUICK.d_model)
+    assert rms == pytest.approx(2 ** -0.5)
+    scale = rms / QUICK.learned_init_std
+    torch.testing.assert_close(control.positional.table, learned.positional.table * scale)
+    table_rms = control.positional.table.pow(2).mean().sqrt().item()
+    assert abs(table_rms / rms - 1) < 0.15
+    assert ex.LABELS["learned_pe_scale"] and "learned_pe_scale" in QUICK.kinds
+
+
 def test_build_model_rejects_an_unknown_kind():
     with pytest.raises(ValueError, match="kind"):
         ex.build_model("rotary", QUICK, seed=0)
