@@ -1,5 +1,6 @@
 """The shared experiment code: positional modules, the toy task, the tiny Transformer and chapter 4's sweep."""
 
+import dataclasses
 import json
 import math
 
@@ -301,3 +302,34 @@ def test_published_numbers_are_the_ones_the_course_quotes():
     vaswani, press = ex.PUBLISHED["vaswani2017"], ex.PUBLISHED["press2022"]
     assert vaswani["sinusoidal"] == {"ppl": 4.92, "bleu": 25.8} and vaswani["learned"] == {"ppl": 4.92, "bleu": 25.7}
     assert press["lengths"] == (512, 1012, 3512) and press["sinusoidal"] == (20.05, 43.54, 178.97)
+
+
+@dataclasses.dataclass(frozen=True)
+class QuickLength(ex.LengthExperiment):
+    """QUICK's configuration as defaults, so that the command line can build it from a number of seeds."""
+
+    d_model: int = 16
+    n_layers: int = 1
+    max_len: int = 16
+    train_length: int = 8
+    steps: int = 3
+    batch_size: int = 4
+    eval_length: int = 24
+    n_eval: int = 8
+    window: int = 8
+
+
+def test_the_command_line_sweep_reports_its_table(tmp_path, monkeypatch, capsys):
+    """`python -m posenc.lib.experiments` runs as __main__; its report must still read the runs it made."""
+    import runpy
+    import sys
+
+    monkeypatch.setitem(ex.SWEEPS, "ch04", ("tests.test_models", "QuickLength", "a quick sweep"))
+    monkeypatch.setattr(sys, "argv", ["experiments", "ch04", "--out", str(tmp_path / "r.json"), "--seeds", "1"])
+    with pytest.raises(SystemExit) as exit_code:
+        runpy.run_module("posenc.lib.experiments", run_name="__main__")
+    assert exit_code.value.code == 0
+    out = capsys.readouterr().out
+    assert "in-distribution accuracy: none" in out and "| encoding | read |" in out
+    config, records, _ = ex.load_results(tmp_path / "r.json")
+    assert config == QuickLength(seeds=(0,)) and len(records) == len(ex.ENCODINGS)

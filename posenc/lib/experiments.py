@@ -486,4 +486,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, not this __main__ copy: the experiment classes come from the imported
+    # module (SWEEPS), and its summaries must see the same Run class that its sweep creates.
+    from posenc.lib import experiments
+
+    sys.exit(experiments.main())
