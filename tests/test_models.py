@@ -319,6 +319,7 @@ class QuickLength(ex.LengthExperiment):
     window: int = 8
 
 
+@pytest.mark.filterwarnings("ignore:.*found in sys.modules:RuntimeWarning")
 def test_the_command_line_sweep_reports_its_table(tmp_path, monkeypatch, capsys):
     """`python -m posenc.lib.experiments` runs as __main__; its report must still read the runs it made."""
     import runpy
