@@ -1,5 +1,6 @@
 """The shared experiment code: positional modules, the toy task, the tiny Transformer and chapter 4's sweep."""
 
+import dataclasses
 import json
 import math
 
@@ -328,6 +329,17 @@ def test_runs_are_paired_across_encodings():
         assert all(torch.equal(dict(m.named_parameters())[name], first) for m in models)
 
 
+def test_the_control_table_is_the_learned_table_at_the_scale_of_pe():
+    learned, control = (ex.build_model(kind, QUICK, seed=4) for kind in ex.LEARNED)
+    rms = ex.pe_entry_rms(QUICK.d_model)
+    assert rms == pytest.approx(2 ** -0.5)
+    scale = rms / QUICK.learned_init_std
+    torch.testing.assert_close(control.positional.table, learned.positional.table * scale)
+    table_rms = control.positional.table.pow(2).mean().sqrt().item()
+    assert abs(table_rms / rms - 1) < 0.15
+    assert ex.LABELS["learned_pe_scale"] and "learned_pe_scale" in QUICK.kinds
+
+
 def test_build_model_rejects_an_unknown_kind():
     with pytest.raises(ValueError, match="kind"):
         ex.build_model("rotary", QUICK, seed=0)
@@ -399,3 +411,35 @@ def test_every_position_method_runs_through_the_length_experiment():
     assert all(r.by_position["plain"].shape == (QUICK.eval_length,) for r in runs)
     embeddings = [ex.build_model(kind, QUICK, seed=3).embedding.weight for kind in ("none", "alibi", "rope")]
     assert all(torch.equal(embeddings[0], e) for e in embeddings[1:])
+
+
+@dataclasses.dataclass(frozen=True)
+class QuickLength(ex.LengthExperiment):
+    """QUICK's configuration as defaults, so that the command line can build it from a number of seeds."""
+
+    d_model: int = 16
+    n_layers: int = 1
+    max_len: int = 16
+    train_length: int = 8
+    steps: int = 3
+    batch_size: int = 4
+    eval_length: int = 24
+    n_eval: int = 8
+    window: int = 8
+
+
+@pytest.mark.filterwarnings("ignore:.*found in sys.modules:RuntimeWarning")
+def test_the_command_line_sweep_reports_its_table(tmp_path, monkeypatch, capsys):
+    """`python -m posenc.lib.experiments` runs as __main__; its report must still read the runs it made."""
+    import runpy
+    import sys
+
+    monkeypatch.setitem(ex.SWEEPS, "ch04", ("tests.test_models", "QuickLength", "a quick sweep"))
+    monkeypatch.setattr(sys, "argv", ["experiments", "ch04", "--out", str(tmp_path / "r.json"), "--seeds", "1"])
+    with pytest.raises(SystemExit) as exit_code:
+        runpy.run_module("posenc.lib.experiments", run_name="__main__")
+    assert exit_code.value.code == 0
+    out = capsys.readouterr().out
+    assert "in-distribution accuracy: none" in out and "| encoding | read |" in out
+    config, records, _ = ex.load_results(tmp_path / "r.json")
+    assert config == QuickLength(seeds=(0,)) and len(records) == len(ex.ENCODINGS)

@@ -4,9 +4,11 @@ import copy
 import json
 import re
 
+import numpy as np
 import pytest
 
 import posenc.book.quiz as quiz
+from posenc import frequencies, sinusoidal_encoding
 
 CHAPTERS = ["ch00", "ch01", "ch02", "ch03", "ch04"]
 
@@ -86,3 +88,34 @@ def test_show_without_the_book_folder_points_to_the_site(monkeypatch, tmp_path):
     monkeypatch.setattr(quiz, "QUIZ_DIR", tmp_path / "missing")
     quiz.show(1)
     assert len(shown) == 1 and "web site" in shown[0].data
+
+
+# Claims a review of the chapters found false, with the fact that refutes them: no quiz may make them again.
+REFUTED = {
+    "separate position channels": "over a short sequence the slow pairs are a near-constant bias (chapter 3)",
+    "necessary for extrapolation": "without any positional encoding, NoPE models generalised best (chapter 4)",
+}
+
+
+def test_no_quiz_repeats_a_refuted_claim():
+    for chapter in quiz.chapters():
+        text = json.dumps(quiz.load(chapter), ensure_ascii=False).lower()
+        found = {phrase: why for phrase, why in REFUTED.items() if phrase in text}
+        assert not found, f"{chapter} repeats a refuted claim: {found}"
+
+
+def correct_answer(chapter, words):
+    """The answer marked correct of the question that contains ``words``."""
+    question = next(q for q in quiz.load(chapter) if words in q["question"])
+    return next(a["answer"] for a in question["answers"] if a["correct"])
+
+
+def test_ch03_addition_answer_matches_where_position_lives():
+    """Over 16 positions at d_model = 512 the slow half of the pairs barely moves (a near-constant bias)
+    and the fast pairs carry the variation; the quiz's correct answer must say so."""
+    pe = sinusoidal_encoding(16, 512)
+    variance = pe.var(axis=0)
+    assert variance[256:].sum() < 1e-3 * variance.sum() and np.ptp(pe[:, 256:], axis=0).max() < 0.2
+    assert frequencies(512)[128] * 15 < 0.2          # the slow half turns by less than 0.2 rad over the sequence
+    answer = correct_answer("ch03", "adding PE").lower()
+    assert "bias" in answer and "fast pairs" in answer

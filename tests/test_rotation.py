@@ -8,7 +8,10 @@ import torch
 
 from posenc import encoding_at, frequencies, sinusoidal_encoding
 from posenc.lib.rotation import (
+    commuting_part,
     dot_product_profile,
+    offset_means,
+    offset_only_share,
     pair_rotations,
     rotary,
     rotation_matrix,
@@ -143,3 +146,57 @@ def test_fractional_offsets_shift_too():
     np.testing.assert_allclose(half @ encoding_at([10], 64)[0], encoding_at([10.5], 64)[0], atol=1e-13)
     midpoint = (encoding_at([10], 64)[0] + encoding_at([11], 64)[0]) / 2
     assert np.linalg.norm(midpoint) < np.linalg.norm(encoding_at([10.5], 64)[0]) == pytest.approx(np.sqrt(32))
+
+
+def test_offset_only_share_of_a_function_of_the_offset_is_one():
+    n = 12
+    offset = np.arange(n)[None, :] - np.arange(n)[:, None]
+    scores = np.cos(0.3 * offset) + 0.1 * offset
+    assert offset_only_share(scores) == pytest.approx(1.0)
+    np.testing.assert_allclose(offset_means(scores)[offset + n - 1], scores)
+
+
+def test_offset_only_share_of_noise_is_small_and_of_an_absolute_pattern_zero():
+    rng = np.random.default_rng(0)
+    n = 16
+    shares = [offset_only_share(rng.normal(size=(n, n))) for _ in range(300)]
+    assert abs(np.mean(shares) - (2 * n - 2) / (n * n - 1)) < 0.02
+    absolute = np.arange(n)[:, None] + np.arange(n)[None, :]    # m + n: every diagonal has mean N - 1
+    assert offset_only_share(absolute) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_offset_only_share_refuses_what_it_cannot_measure():
+    with pytest.raises(ValueError, match="square"):
+        offset_only_share(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="constant"):
+        offset_only_share(np.ones((4, 4)))
+
+
+def test_the_commuting_part_commutes_with_every_shift_and_is_a_projection():
+    rng = np.random.default_rng(1)
+    d = 16
+    a = rng.normal(size=(d, d))
+    part = commuting_part(a)
+    for k in (1, -3, 7.5, 200):
+        T = shift_operator(k, d)
+        np.testing.assert_allclose(part @ T, T @ part, atol=1e-12)
+    np.testing.assert_allclose(commuting_part(part), part)
+    assert abs(np.sum((a - part) * part)) < 1e-9                 # orthogonal projection
+    assert not np.allclose(a @ shift_operator(1, d), shift_operator(1, d) @ a)
+
+
+def test_projected_position_term_is_offset_only_exactly_when_the_matrix_commutes():
+    rng = np.random.default_rng(2)
+    d, n = 16, 24
+    pe = sinusoidal_encoding(n, d)
+    a = rng.normal(size=(d, d)) / d
+    assert offset_only_share(pe @ a @ pe.T) < 0.9
+    assert offset_only_share(pe @ commuting_part(a) @ pe.T) == pytest.approx(1.0, abs=1e-12)
+    assert offset_only_share(pe @ pe.T) == pytest.approx(1.0, abs=1e-12)      # A = I commutes
+
+
+def test_commuting_part_needs_a_square_even_matrix():
+    with pytest.raises(ValueError, match="square"):
+        commuting_part(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="even"):
+        commuting_part(np.zeros((3, 3)))

@@ -61,3 +61,28 @@ def test_no_path_hacks_and_a_python3_kernel(path):
 def test_chapter_is_in_the_table_of_contents(path):
     toc = (ROOT / "_toc.yml").read_text()
     assert f"notebooks/{path.stem}" in toc
+
+
+# The team's own documents and process, which a reader of the book neither has nor needs.
+INTERNAL_WORDING = re.compile(r"course design|COURSE\.md|standards\.md|the brief\b|\bissue #\d+", re.IGNORECASE)
+
+
+def reader_texts():
+    """(where, text) of everything a reader sees as prose: chapter markdown, the book's pages, the quizzes."""
+    for path in CHAPTERS:
+        for number, cell in enumerate(read(path).cells):
+            if cell.cell_type == "markdown":
+                yield f"{path.name} cell {number}", cell.source
+    for path in sorted((ROOT / "book").rglob("*")):
+        if path.suffix in (".md", ".json"):
+            yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
+
+
+def test_reader_pages_have_no_internal_wording():
+    found = [(where, match.group()) for where, text in reader_texts() for match in INTERNAL_WORDING.finditer(text)]
+    assert found == [], f"internal wording on a reader's page: {found}"
+
+
+def test_internal_wording_is_recognised():
+    assert INTERNAL_WORDING.search("Both studies quoted in the course design agree.")
+    assert INTERNAL_WORDING.search("as issue #12 asks") and not INTERNAL_WORDING.search("the design of the course")

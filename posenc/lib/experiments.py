@@ -8,7 +8,8 @@ library versions, to a JSON file the chapter can load.
 
 * Chapter 3 (``posenc.lib.combining.CombiningExperiment``): ways of combining tokens and positions.
 * Chapter 4 (:class:`LengthExperiment`, below): no encoding, the sinusoidal table and a learned table on
-  ``ShiftedCopy``, read inside and beyond the training length. The chapter runs a reduced sweep (3 seeds)
+  ``ShiftedCopy``, read inside and beyond the training length, with a control: a learned table that starts
+  at the sinusoidal table's scale. The chapter runs a reduced sweep (3 seeds)
   while it executes; the full sweep runs from the command line::
 
     python -m posenc.lib.experiments ch04 --out results/ch04.json            # 10 seeds, a few minutes
@@ -39,14 +40,19 @@ import torch
 from torch import nn
 
 from posenc.lib.attention import METHODS
+from posenc.lib.encoding import sinusoidal_encoding
 from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, parameter_count, train
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from posenc.lib.tasks import ShiftedCopy
 from posenc.paths import RESULTS as RESULTS_DIR  # noqa: F401  (where the full sweeps are saved)
 
-ENCODINGS = ("none", "sinusoidal", "learned")
-LABELS = {"none": "no encoding", "sinusoidal": "sinusoidal", "learned": "learned", "shaw": "Shaw",
-          "t5": "T5 bias", "alibi": "ALiBi", "rope": "rotary"}
+# "learned_pe_scale" is the control for the learned table's small initialisation: the same table, drawn
+# from the same random numbers, but with entries as large (root mean square) as the sinusoidal table's.
+ENCODINGS = ("none", "sinusoidal", "learned", "learned_pe_scale")
+LEARNED = ("learned", "learned_pe_scale")
+LABELS = {"none": "no encoding", "sinusoidal": "sinusoidal", "learned": "learned",
+          "learned_pe_scale": "learned, PE-scale init", "shaw": "Shaw", "t5": "T5 bias", "alibi": "ALiBi",
+          "rope": "rotary"}
 
 # Published numbers the chapter compares its direction with (facts from the papers, with their source).
 PUBLISHED = {
@@ -173,7 +179,7 @@ class LengthExperiment(Experiment):
     causal: bool = True            # decoder-style, like GPT-2 and the NoPE study
     train_length: int = 16         # L: every training sequence has this length
     max_len: int = 64              # rows of the learned table; rows >= train_length never get a gradient
-    learned_init_std: float = 0.02
+    learned_init_std: float = 0.02     # "learned_pe_scale" uses pe_entry_rms(d_model) instead
     steps: int = 300
     batch_size: int = 32
     lr: float = 3e-3
@@ -214,7 +220,7 @@ class LengthExperiment(Experiment):
         return by_position
 
     def before_training(self, kind: str, model) -> dict:
-        return {"table": model.positional.table.detach().clone()} if kind == "learned" else {}
+        return {"table": model.positional.table.detach().clone()} if kind in LEARNED else {}
 
     def report(self, runs) -> str:
         return super().report(runs) + "\n" + markdown_table(summary_headers(self), summary_rows(runs, self))
@@ -231,25 +237,35 @@ def from_dict(cls, data: dict):
     return cls(**values)
 
 
+def pe_entry_rms(d_model: int, n_positions: int = 64) -> float:
+    """Root mean square of the sinusoidal table's entries: 1/sqrt(2) for an even width (sin^2 + cos^2 = 1)."""
+    return float(np.sqrt(np.mean(sinusoidal_encoding(n_positions, d_model) ** 2)))
+
+
 def build_model(kind: str, config: LengthExperiment, seed: int) -> TinyTransformer:
     """The model for one kind; for a given seed, every kind gets the same non-positional weights.
 
     Chapter 4's kinds (``ENCODINGS``) draw their table from a stream of their own, as they always have (so
-    ``results/ch04.json`` stays reproducible); the other position methods of ``posenc.lib.attention`` are
-    built by the model itself, after every other weight.
+    ``results/ch04.json`` stays reproducible); both learned kinds draw it from the same random numbers, so
+    for one seed the ``learned_pe_scale`` table is the ``learned`` table times
+    ``pe_entry_rms(d_model) / learned_init_std``. The other position methods of ``posenc.lib.attention``
+    (Part II) are built by the model itself, after every other weight.
     """
-    if kind not in METHODS:
-        raise ValueError(f"kind must be one of {METHODS}, got {kind!r}")
+    if kind not in ENCODINGS and kind not in METHODS:
+        raise ValueError(f"kind must be one of {ENCODINGS + METHODS[3:]}, got {kind!r}")
     if kind not in ENCODINGS:
         torch.manual_seed(seed)
         return TinyTransformer(config.vocab_size, config.d_model, config.n_heads, config.n_layers, position=kind,
                                max_len=config.max_len, causal=config.causal)
+    init_std = pe_entry_rms(config.d_model) if kind == "learned_pe_scale" else config.learned_init_std
     with torch.random.fork_rng():                 # the positional module draws from its own stream
         torch.manual_seed(10_000 + seed)
-        positional = {"none": None,
-                      "sinusoidal": SinusoidalPositionalEncoding(config.d_model, config.max_len),
-                      "learned": LearnedPositionalEmbedding(config.max_len, config.d_model,
-                                                            init_std=config.learned_init_std)}[kind]
+        if kind == "none":
+            positional = None
+        elif kind == "sinusoidal":
+            positional = SinusoidalPositionalEncoding(config.d_model, config.max_len)
+        else:
+            positional = LearnedPositionalEmbedding(config.max_len, config.d_model, init_std=init_std)
     torch.manual_seed(seed)
     return TinyTransformer(config.vocab_size, config.d_model, config.n_heads, config.n_layers,
                            positional=positional, combine="none" if kind == "none" else "add",
@@ -396,7 +412,8 @@ def summary_rows(runs, config: LengthExperiment) -> list[list[str]]:
     """Rows of the length table: one per (encoding, way of reading), mean ± std over seeds per bin."""
     rows = []
     ways = [("none", "plain", "in one piece"), ("sinusoidal", "plain", "in one piece"),
-            ("learned", "plain", "in one piece"), ("learned", "clamp", "rows 0..L-1, clamped"),
+            ("learned", "plain", "in one piece"), ("learned_pe_scale", "plain", "in one piece"),
+            ("learned", "clamp", "rows 0..L-1, clamped"),
             ("learned", "window", f"windows of {config.window}"), ("sinusoidal", "window", f"windows of {config.window}")]
     for kind, variant, how in ways:
         bins = bin_means(runs, kind, config, variant)
@@ -478,4 +495,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, not this __main__ copy: the experiment classes come from the imported
+    # module (SWEEPS), and its summaries must see the same Run class that its sweep creates.
+    from posenc.lib import experiments
+
+    sys.exit(experiments.main())

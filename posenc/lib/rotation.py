@@ -104,3 +104,61 @@ def rotary(x, positions=None, base: float = DEFAULT_BASE):
     if positions is None:
         positions = torch.arange(seq_len)
     return apply_rotary(x, -torch.as_tensor(positions, dtype=torch.float64), base)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Does a matrix of scores depend on the offset only? (chapters 2 and 3)
+
+
+def offset_means(scores) -> np.ndarray:
+    """Mean of a square score matrix along each diagonal ``n - m = k``, for k = -(N-1) .. N-1.
+
+    Row m is the query position and column n the key position; entry ``k + N - 1`` of the result is the
+    mean over the pairs with offset ``n - m = k``. Spread back over the matrix (``result[n - m + N - 1]``),
+    these means are the best least-squares fit to ``scores`` by any function of the offset alone.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
+        raise ValueError(f"need a square (N, N) matrix of scores, got shape {scores.shape}")
+    n = scores.shape[0]
+    return np.array([np.diagonal(scores, offset=k).mean() for k in range(1 - n, n)])
+
+
+def offset_only_share(scores) -> float:
+    """Share of the variance of a square score matrix explained by a function of the offset ``n - m``.
+
+    1 - |S - F|^2 / |S - mean(S)|^2, where F holds the diagonal means of S (``offset_means``). It is 1 when
+    every diagonal is constant, as for ``PE(m) . PE(n)``; a matrix of independent noise scores about
+    (2N - 2) / (N^2 - 1) (the 2N - 1 diagonal means fit that much by chance, the corner ones exactly).
+    A constant matrix has no variance to explain: ValueError.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    means = offset_means(scores)
+    n = scores.shape[0]
+    offset = np.arange(n)[None, :] - np.arange(n)[:, None]
+    fit = means[offset + n - 1]
+    total = np.sum((scores - scores.mean()) ** 2)
+    if total == 0:
+        raise ValueError("the scores are constant: there is no variance to explain")
+    return float(1.0 - np.sum((scores - fit) ** 2) / total)
+
+
+def commuting_part(matrix) -> np.ndarray:
+    """The part of a (d, d) matrix that commutes with every shift T(k): its orthogonal projection onto them.
+
+    With distinct frequencies (any base > 1), a matrix A commutes with every T(k) exactly when it is
+    block-diagonal over the pairs with blocks of the form [[a, b], [-b, a]] (a scaled rotation). The
+    projection keeps, for each pair, a = mean of the block's diagonal and b = half the difference of its
+    off-diagonal entries, and sets every block between two different pairs to zero. For such an A,
+    ``PE(m)^T A PE(n) = PE(0)^T A T(n - m) PE(0)`` depends on the offset only.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"need a square (d, d) matrix, got shape {matrix.shape}")
+    d_model = _even_width(matrix.shape[0])
+    part = np.zeros_like(matrix)
+    for i in range(0, d_model, 2):
+        block = matrix[i:i + 2, i:i + 2]
+        a, b = (block[0, 0] + block[1, 1]) / 2, (block[0, 1] - block[1, 0]) / 2
+        part[i:i + 2, i:i + 2] = [[a, b], [-b, a]]
+    return part
