@@ -1,15 +1,32 @@
 """Every exercise set, graded three ways: the worked solution gets full marks, the untouched student
 notebook gets zero (each question "not attempted", or, where the stub is code to fix, failed), and the
-inline check prints one line. The realistic wrong answers are in tests/test_checks_chNN.py."""
+inline check prints one line.
 
+Then, for every set, the realistic answers of its test module ``tests/test_checks_chNN.py``, written in
+one format::
+
+    WRONG = {qid: {name: (code, words its message must contain)}}
+    RIGHT = {qid: {name: code}}            # other right answers, optional
+
+Each wrong answer must score zero with its message on every one of the grader's seeds (GRADER_SEEDS), and
+each right one full marks. Every diagnosis a question can give is produced by at least one wrong answer,
+and no question whose inputs can be drawn from the seed passes a table of answers memorised from the
+inline check (seed 0).
+"""
+
+import importlib
+
+import numpy as np
 import pytest
 
 from posenc.exercises import SET_IDS, checker, load_set
-from posenc.exercises.framework import FAILED, NOT_ATTEMPTED, PASSED
-from tests.conftest import copy_namespace
+from posenc.book.mistakes import _message as _message_of
+from posenc.exercises.framework import FAILED, NOT_ATTEMPTED, PASSED, ChoiceQuestion, ValueQuestion
+from posenc.exercises.probe import dumps
+from tests.conftest import GRADER_SEEDS, copy_namespace, with_submission
 
 # Questions whose student copy starts from code to repair ("find the bug"), not from a placeholder.
-STUB_IS_CODE = {("ch01", "q5")}
+STUB_IS_CODE = {("ch00", "q6"), ("ch01", "q5")}
 
 
 @pytest.mark.parametrize("set_id", SET_IDS)
@@ -26,7 +43,7 @@ def test_untouched_exercise_gets_zero(set_id):
     assert sum(r.points for r in results) == 0
     for r in results:
         if (set_id, r.qid) in STUB_IS_CODE:
-            assert r.status == FAILED, r.line()
+            assert r.status == FAILED and "the bug is still there" in r.message, r.line()
         else:
             assert r.status == NOT_ATTEMPTED and "not attempted" in r.message, r.line()
 
@@ -38,7 +55,116 @@ def test_inline_check_prints_one_line(set_id, capsys):
     assert capsys.readouterr().out.strip() == f"[PASS] {first.qid} ({first.points:g}/{first.points:g}): correct"
 
 
-def test_every_set_has_four_to_six_questions():
+def test_every_set_has_four_to_eight_questions_two_of_them_about_understanding():
     assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04")
     for set_id in SET_IDS:
-        assert 4 <= len(load_set(set_id).questions) <= 6, set_id
+        questions = load_set(set_id).questions
+        assert 4 <= len(questions) <= 8, set_id
+        understanding = [q for q in questions if isinstance(q, (ChoiceQuestion, ValueQuestion))
+                         or (set_id, q.qid) in STUB_IS_CODE]
+        assert len(understanding) >= 2, set_id
+
+
+# ---------------------------------------------------------------------------------------------------
+# The realistic answers of every set's test module, on every seed
+
+
+def _module(set_id):
+    return importlib.import_module(f"tests.test_checks_{set_id}")
+
+
+def _cases(attribute):
+    return [(set_id, qid, name) for set_id in SET_IDS
+            for qid, entries in getattr(_module(set_id), attribute, {}).items() for name in entries]
+
+
+WRONG_CASES, RIGHT_CASES = _cases("WRONG"), _cases("RIGHT")
+
+
+def _ids(cases):
+    return [f"{set_id}-{qid}-{name}" for set_id, qid, name in cases]
+
+
+@pytest.mark.parametrize("set_id, qid, name", WRONG_CASES, ids=_ids(WRONG_CASES))
+def test_wrong_answer_fails_with_its_message_on_every_seed(set_id, qid, name):
+    code, fragment = _module(set_id).WRONG[qid][name]
+    question = load_set(set_id).question(qid)
+    namespace = with_submission(copy_namespace(set_id, "solution"), code)
+    for seed in GRADER_SEEDS:
+        result = question.grade(namespace, seed)
+        assert result.points == 0 and fragment in result.message, f"seed {seed}: {result.line()}"
+
+
+@pytest.mark.parametrize("set_id, qid, name", RIGHT_CASES, ids=_ids(RIGHT_CASES))
+def test_other_right_answer_passes_on_every_seed(set_id, qid, name):
+    code = _module(set_id).RIGHT[qid][name]
+    question = load_set(set_id).question(qid)
+    namespace = with_submission(copy_namespace(set_id, "solution"), code)
+    for seed in GRADER_SEEDS:
+        result = question.grade(namespace, seed)
+        assert result.passed, f"seed {seed}: {result.line()}"
+
+
+@pytest.mark.parametrize("set_id", SET_IDS)
+def test_every_diagnosis_is_given_to_some_wrong_answer(set_id):
+    """The mistake catalogue of each question is exercised: each of its messages is what one of the
+    realistic wrong answers of the test module gets (at the inline check's seed)."""
+    wrong = _module(set_id).WRONG
+    solution = copy_namespace(set_id, "solution")
+    for question in load_set(set_id).questions:
+        messages = [question.grade(with_submission(solution, code)).message
+                    for code, _ in wrong.get(question.qid, {}).values()]
+        for mistake in getattr(question, "mistakes", ()) or ():
+            message = _message_of(mistake)
+            assert any(message in m for m in messages), (question.qid, message)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Inputs drawn from the seed: answers memorised from the inline check fail in batch grading
+
+FIXED_INPUTS = (ValueQuestion, ChoiceQuestion)     # a value or a choice: there is nothing to draw
+
+
+def _key(value):
+    """A hashable fingerprint of what a student's function receives (arrays, tensors, library objects)."""
+    if hasattr(value, "detach"):
+        value = value.detach().numpy()
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.dtype.str, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(_key(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _key(v)) for k, v in value.items()))
+    if hasattr(value, "__dict__"):
+        return (type(value).__name__, _key(vars(value)))
+    return value
+
+
+QUESTIONS = [(set_id, q.qid) for set_id in SET_IDS for q in load_set(set_id).questions]
+DRAWN = [(set_id, qid) for set_id, qid in QUESTIONS
+         if not isinstance(load_set(set_id).question(qid), FIXED_INPUTS)]
+FUNCTIONS = [(set_id, qid) for set_id, qid in DRAWN if hasattr(load_set(set_id).question(qid), "reference")]
+
+
+@pytest.mark.parametrize("set_id, qid", DRAWN, ids=[f"{s}-{q}" for s, q in DRAWN])
+def test_the_probe_changes_with_the_seed(set_id, qid):
+    question = load_set(set_id).question(qid)
+    inline = dumps(question.probe(0))
+    assert all(dumps(question.probe(seed)) != inline for seed in GRADER_SEEDS[1:])
+
+
+@pytest.mark.parametrize("set_id, qid", FUNCTIONS, ids=[f"{s}-{q}" for s, q in FUNCTIONS])
+def test_answers_memorised_from_the_inline_check_fail_under_the_graders_seeds(set_id, qid):
+    question = load_set(set_id).question(qid)
+    memorised = {}
+
+    def recorder(*args, **kwargs):
+        memorised[_key((args, kwargs))] = answer = question.reference(*args, **kwargs)
+        return answer
+
+    assert question.grade({question.name: recorder}, seed=0).passed
+    lookup = {question.name: lambda *args, **kwargs: memorised[_key((args, kwargs))]}
+    assert question.grade(lookup, seed=0).passed              # the inline check sees the inputs it memorised
+    for seed in GRADER_SEEDS[1:]:
+        result = question.grade(lookup, seed)                  # the batch grader draws others
+        assert result.points == 0, f"seed {seed}: {result.line()}"

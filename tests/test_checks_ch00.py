@@ -1,14 +1,7 @@
-"""Grader tests of exercise set ch00: each realistic wrong answer is named (the three-way basics: test_checks_all)."""
-
-import pytest
-
-from posenc.exercises import load_set
-
-from tests.conftest import assert_named, with_submission
+"""Realistic answers to exercise set ch00, graded on every seed by tests/test_checks_all.py:
+WRONG = {qid: {name: (code, words its message must contain)}}, RIGHT = {qid: {name: code}}."""
 
 SET_ID = "ch00"
-EXERCISES = load_set(SET_ID)
-
 
 ATTENTION = """
 import numpy as np
@@ -19,80 +12,163 @@ def self_attention(x, w_q, w_k, w_v):
     return e / e.sum(axis={axis}, keepdims=True) @ v
 """
 
-Q1_WRONG = {
-    "no scaling": (ATTENTION.format(scores="q @ k.T", axis=1), "not divided by sqrt(d_k)"),
-    "sqrt(d_model)": (ATTENTION.format(scores="q @ k.T / np.sqrt(x.shape[1])", axis=1), "sqrt(d_model)"),
-    "divided by d_k": (ATTENTION.format(scores="q @ k.T / k.shape[1]", axis=1), "divided by d_k"),
-    "softmax over columns": (ATTENTION.format(scores="q @ k.T / np.sqrt(k.shape[1])", axis=0), "columns"),
-    "no softmax": ("""
+GAP = """
+import numpy as np
+def equivariance_gap(attention, x, perm):
+    return {body}
+"""
+
+CAUSAL = """
+import numpy as np
+def causal_attention(x, w_q, w_k, w_v):
+    queries, keys, values = x @ w_q, x @ w_k, x @ w_v
+    scores = queries @ keys.T / np.sqrt(keys.shape[1])
+    future = np.triu(np.ones(scores.shape, dtype=bool), k=1)
+{body}
+    return weights @ values
+"""
+
+HANDED_OUT = CAUSAL.format(body="""
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    weights = np.where(future, 0.0, weights)""")
+
+
+def mask(body):
+    return f"import numpy as np\ndef causal_mask(n_tokens):\n    return {body}\n"
+
+
+WRONG = {
+    "q1": {
+        "no scaling": (ATTENTION.format(scores="q @ k.T", axis=1), "not divided by sqrt(d_k)"),
+        "sqrt(d_model)": (ATTENTION.format(scores="q @ k.T / np.sqrt(x.shape[1])", axis=1), "sqrt(d_model)"),
+        "divided by d_k": (ATTENTION.format(scores="q @ k.T / k.shape[1]", axis=1), "divided by d_k"),
+        "multiplied by sqrt(d_k)": (ATTENTION.format(scores="q @ k.T * np.sqrt(k.shape[1])", axis=1),
+                                    "multiplied by sqrt(d_k)"),
+        "softmax over columns": (ATTENTION.format(scores="q @ k.T / np.sqrt(k.shape[1])", axis=0), "columns"),
+        "softmax over the whole matrix": ("""
+import numpy as np
+def self_attention(x, w_q, w_k, w_v):
+    scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
+    e = np.exp(scores - scores.max())
+    return e / e.sum() @ (x @ w_v)
+""", "whole matrix"),
+        "no softmax": ("""
 import numpy as np
 def self_attention(x, w_q, w_k, w_v):
     return (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1]) @ (x @ w_v)
 """, "no softmax"),
-    "keys and queries transposed wrongly": ("""
+        "unstable softmax": ("""
+import numpy as np
+def self_attention(x, w_q, w_k, w_v):
+    scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
+    weights = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    return weights @ (x @ w_v)
+""", "not numerically stable"),
+        "unstable softmax, written as a helper": ("""
+import numpy as np
+def softmax(z):
+    return np.exp(z) / np.sum(np.exp(z), axis=-1, keepdims=True)
+def self_attention(x, w_q, w_k, w_v):
+    d_k = w_k.shape[1]
+    return softmax((x @ w_q) @ (x @ w_k).T / d_k ** 0.5) @ (x @ w_v)
+""", "subtract each row's maximum"),
+        "keys and queries transposed wrongly": ("""
 import numpy as np
 def self_attention(x, w_q, w_k, w_v):
     scores = (x @ w_q).T @ (x @ w_k) / np.sqrt(w_k.shape[1])
     e = np.exp(scores)
     return e / e.sum(axis=1, keepdims=True) @ (x @ w_v)
 """, "raised"),
+    },
+    "q2": {
+        "unpermuted output": (GAP.format(body="float(np.abs(attention(x[perm]) - attention(x)).max())"),
+                              "with Attn(x) itself"),
+        "inverse permutation": (GAP.format(
+            body="float(np.abs(attention(x[perm]) - attention(x)[np.argsort(perm)]).max())"), "inverse permutation"),
+        "mean instead of max": (GAP.format(body="float(np.mean(np.abs(attention(x[perm]) - attention(x)[perm])))"),
+                                "mean absolute difference"),
+        "no abs": (GAP.format(body="float((attention(x[perm]) - attention(x)[perm]).max())"),
+                   "largest signed difference"),
+        "no abs, np.max": (GAP.format(body="float(np.max(attention(x[perm]) - attention(x)[perm]))"),
+                           "np.abs"),
+        "norm": (GAP.format(body="float(np.linalg.norm(attention(x[perm]) - attention(x)[perm]))"), "norm"),
+        "smallest difference": (GAP.format(body="float(np.abs(attention(x[perm]) - attention(x)[perm]).min())"),
+                                "expected"),
+        "array of differences": (GAP.format(body="np.abs(attention(x[perm]) - attention(x)[perm])"),
+                                 "expected one number"),
+    },
+    "q3": {
+        "diagonal masked": (mask("np.triu(np.ones((n_tokens, n_tokens), dtype=bool))"), "diagonal"),
+        "transposed": (mask("np.tril(np.ones((n_tokens, n_tokens), dtype=bool), k=-1)"), "transposed"),
+        "allowed entries": (mask("np.tril(np.ones((n_tokens, n_tokens))) == 1"), "allowed entries"),
+        "floats": (mask("np.triu(np.ones((n_tokens, n_tokens)), k=1)"), "dtype"),
+    },
+    "q4": {
+        "mean-pooling left out": ('order_blind = "ad"', "mean-pooling"),
+        "position-wise layer left out": ('order_blind = "ac"', "position-wise"),
+        "causal mask chosen": ('order_blind = "abcd"', "causal mask"),
+        "encodings chosen": ('order_blind = "acde"', "positional encodings are added"),
+        "attention left out": ('order_blind = "cd"', "single-head self-attention without positions"),
+        "several misjudged": ('order_blind = "ab"', "misjudged"),
+        "unknown option": ('order_blind = "acdz"', "no option z"),
+        "not a string": ("order_blind = 3", "should be a string"),
+    },
+    "q5": {
+        "no mask": ("first_token_weights = [1 / 6] * 6", "without a mask"),
+        "mask read backwards": ("first_token_weights = [1 / (6 - t) for t in range(6)]", "hides the future"),
+        "itself not counted": ("first_token_weights = [1 / (t + 2) for t in range(6)]", "itself included"),
+        "first token hidden": ("first_token_weights = [1, 0, 0, 0, 0, 0]", "stays visible"),
+        "all weight on it": ("first_token_weights = [1] * 6", "only a share"),
+        "five numbers": ("first_token_weights = [1, 1 / 2, 1 / 3, 1 / 4, 1 / 5]", "expected 6"),
+        "a single number": ("first_token_weights = 1 / 6", "should hold 6 numbers"),
+    },
+    "q6": {
+        "untouched": (HANDED_OUT, "the bug is still there"),
+        "reformatted, bug kept": (CAUSAL.format(body="""
+    probabilities = np.exp(scores - scores.max(axis=1, keepdims=True))
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    probabilities[future] = 0
+    weights = probabilities"""), "the bug is still there"),
+        "future scores set to 0": (CAUSAL.format(body="""
+    scores = np.where(future, 0.0, scores)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)"""), "exp(0) = 1"),
+        "past hidden": (CAUSAL.format(body="""
+    scores = np.where(future.T, -np.inf, scores)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)"""), "hides the past"),
+        "diagonal hidden": (CAUSAL.format(body="""
+    scores = np.where(np.triu(np.ones(scores.shape, dtype=bool)), -np.inf, scores)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)"""), "diagonal is hidden too"),
+    },
 }
 
-
-@pytest.mark.parametrize("name", Q1_WRONG)
-def test_q1_pitfalls_are_named(solution, name):
-    code, fragment = Q1_WRONG[name]
-    assert_named(EXERCISES, solution, "q1", code, fragment)
-
-
-Q2_WRONG = {
-    "unpermuted output": ("""
+RIGHT = {
+    "q1": {
+        "scipy-style helper, stable": """
 import numpy as np
-def equivariance_gap(attention, x, perm):
-    return float(np.abs(attention(x[perm]) - attention(x)).max())
-""", "with Attn(x) itself"),
-    "inverse permutation": ("""
-import numpy as np
-def equivariance_gap(attention, x, perm):
-    inverse = np.argsort(perm)
-    return float(np.abs(attention(x[perm]) - attention(x)[inverse]).max())
-""", "inverse permutation"),
-    "mean instead of max": ("""
-import numpy as np
-def equivariance_gap(attention, x, perm):
-    return float(np.mean(np.abs(attention(x[perm]) - attention(x)[perm])))
-""", "mean absolute difference"),
+def self_attention(x, w_q, w_k, w_v):
+    scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
+    scores -= scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ (x @ w_v)
+""",
+    },
+    "q4": {"any case and order": 'order_blind = "DCA"', "a list": 'order_blind = ["a", "c", "d"]',
+           "with commas": 'order_blind = "a, c, d"'},
+    "q5": {"an array": "import numpy as np\nfirst_token_weights = 1 / np.arange(1, 7)"},
+    "q6": {
+        "renormalised after masking": CAUSAL.format(body="""
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    weights = np.where(future, 0.0, weights)
+    weights = weights / weights.sum(axis=1, keepdims=True)"""),
+        "large negative fill": CAUSAL.format(body="""
+    scores = np.where(future, -1e9, scores)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)"""),
+    },
 }
-
-
-@pytest.mark.parametrize("name", Q2_WRONG)
-def test_q2_pitfalls_are_named(solution, name):
-    code, fragment = Q2_WRONG[name]
-    assert_named(EXERCISES, solution, "q2", code, fragment)
-
-
-Q3_WRONG = {
-    "diagonal masked": ("import numpy as np\ndef causal_mask(n_tokens):\n    return np.triu(np.ones((n_tokens, n_tokens), dtype=bool))", "diagonal"),
-    "transposed": ("import numpy as np\ndef causal_mask(n_tokens):\n    return np.tril(np.ones((n_tokens, n_tokens), dtype=bool), k=-1)", "transposed"),
-    "allowed entries": ("import numpy as np\ndef causal_mask(n_tokens):\n    return np.tril(np.ones((n_tokens, n_tokens))) == 1", "allowed entries"),
-    "floats": ("import numpy as np\ndef causal_mask(n_tokens):\n    return np.triu(np.ones((n_tokens, n_tokens)), k=1)", "dtype"),
-}
-
-
-@pytest.mark.parametrize("name", Q3_WRONG)
-def test_q3_pitfalls_are_named(solution, name):
-    code, fragment = Q3_WRONG[name]
-    assert_named(EXERCISES, solution, "q3", code, fragment)
-
-
-@pytest.mark.parametrize("answer, fragment", [
-    ('"ad"', "mean-pooling"), ('"ac"', "position-wise"), ('"abcd"', "causal mask"),
-    ('"acde"', "positional encodings are added"), ('"ab"', "misjudged"), ('"acdz"', "no option z"),
-])
-def test_q4_wrong_choices_are_named(solution, answer, fragment):
-    assert_named(EXERCISES, solution, "q4", f"order_blind = {answer}", fragment)
-
-
-@pytest.mark.parametrize("answer", ['"DCA"', '["a", "c", "d"]', '"a, c, d"'])
-def test_q4_accepts_any_order_and_case(solution, answer):
-    assert EXERCISES.question("q4").grade(with_submission(solution, f"order_blind = {answer}")).passed

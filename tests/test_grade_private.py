@@ -78,20 +78,20 @@ def test_private_checks_count_but_show_only_pass_or_fail(tmp_path):
                        "--timeout-per-question", "5"])
     assert status == 0, printed.getvalue()            # every submission could be graded
     rows = list(csv.DictReader(open(out, newline="")))
-    assert list(rows[0])[1:9] == ["q1", "q2", "q3", "q4", "q5", "p1", "p2", "total"]
-    assert rows[0]["p1"] == "2" and rows[0]["p2"] == "1" and rows[0]["total"] == "13"
+    assert list(rows[0])[1:11] == ["q1", "q2", "q3", "q4", "q5", "q6", "q7", "p1", "p2", "total"]
+    assert rows[0]["p1"] == "2" and rows[0]["p2"] == "1" and rows[0]["total"] == "15"
     assert "private: p1, p2" in rows[0]["message"]
     by_file = {r["file"]: r for r in rows[1:]}
     assert [by_file[n]["p1"] for n in names] == ["2", "0", "0", "2"]      # carol: no 2 pi; erin: degrees
     assert [by_file[n]["p2"] for n in names] == ["1", "1", "0", "1"]      # erin's bits are floats
-    assert by_file["ch01_correct_alice.ipynb"]["total"] == "13"
+    assert by_file["ch01_correct_alice.ipynb"]["total"] == "15"
     assert by_file["my_homework_final_v2.ipynb"]["percentage"] == "100.0"   # graded as ch01 (--set)
 
     carol = (feedback / "ch01_mistakes_carol.txt").read_text()
     assert "Further checks by your lecturer: 1 of 2 passed" in carol
     assert "check 1: failed" in carol and "check 2: passed" in carol
     assert "SECRET" not in carol and "p1" not in carol and "secret" not in carol
-    assert "Score: 3/13" in carol
+    assert "Score: 5/15" in carol
 
     # The private files never reached a kernel: only this process imported them and ran their judges.
     assert function_log.read_text().split() == [str(os.getpid())]

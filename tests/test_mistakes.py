@@ -12,7 +12,11 @@ import posenc.book.mistakes as mistakes
 from tests.conftest import ROOT
 
 PAGE = ROOT / "book" / "common-mistakes.md"
-CHECK_MODULES = sorted((ROOT / "posenc" / "checks").glob("ch0*.py"))
+CHECK_MODULES = sorted((ROOT / "posenc" / "exercises" / "checks").glob("ch[0-9][0-9].py"))
+
+
+def test_there_are_check_modules_to_read():
+    assert len(CHECK_MODULES) >= 5, CHECK_MODULES
 
 
 def _literal_mistake_messages(path: Path) -> set[str]:

@@ -88,11 +88,22 @@ def describe_mismatch(got: Any, expected: np.ndarray, *, rtol: float = 1e-7, ato
             diff = np.abs(got.astype(np.float64) - expected)
         diff = np.where(np.isnan(diff), np.inf, diff)
         where = np.unravel_index(int(np.argmax(diff)), diff.shape)
+        shown_expected, shown_got = distinct_digits(float(expected[where]), float(got[where]))
         return (f"the {what} is wrong at index {tuple(int(w) for w in where)}: expected "
-                f"{expected[where]:.6g}, got {float(got[where]):.6g}")
+                f"{shown_expected}, got {shown_got}")
     if dtype is not None and got.dtype != np.dtype(dtype):
         return f"the values are right but the dtype is {got.dtype}; expected {np.dtype(dtype)}"
     return None
+
+
+def distinct_digits(expected: float, got: float, least: int = 6) -> tuple[str, str]:
+    """Both numbers with as many significant digits as it takes to tell them apart (at least ``least``),
+    so that a message never reads "expected 0.504697, got 0.504697"."""
+    for digits in range(least, 18):
+        shown = f"{expected:.{digits}g}", f"{got:.{digits}g}"
+        if shown[0] != shown[1]:
+            return shown
+    return shown
 
 
 def matches(got: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
@@ -102,7 +113,7 @@ def matches(got: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-8) -> 
             return False
         if got.shape != expected.shape or not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
             return False
-        return bool(np.allclose(got.astype(np.float64), expected, rtol=rtol, atol=atol))
+        return bool(np.allclose(got.astype(np.float64), expected, rtol=rtol, atol=atol, equal_nan=True))
     if isinstance(got, (int, float)) and isinstance(expected, (int, float)) and not isinstance(got, bool):
         return bool(np.isclose(got, expected, rtol=rtol, atol=atol))
     return got == expected
@@ -110,19 +121,25 @@ def matches(got: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-8) -> 
 
 @dataclass
 class Mistake:
-    """A known wrong answer: a variant of the reference and the message that names it."""
+    """A known wrong answer: a variant of the reference and the message that names it.
+
+    ``applies(*args)``, when given, picks the probes on which the variant is compared: a mistake such as
+    "the halves layout" is recognised on the even widths whatever the student's code does with odd ones.
+    """
 
     message: str
     variant: Callable[..., Any]
+    applies: Callable[..., bool] | None = None
 
 
 def name_mistake(mistakes: Sequence[Mistake], probes: Sequence[tuple], outcomes: Sequence[Outcome],
                  **match_kwargs) -> str | None:
-    """Message of the first known mistake whose variant reproduces every answer the student gave."""
+    """Message of the first known mistake whose variant reproduces every answer the student gave (on the
+    probes the mistake applies to)."""
     for mistake in mistakes:
         compared = 0
         for args, outcome in zip(probes, outcomes):
-            if not outcome.ok:
+            if not outcome.ok or (mistake.applies is not None and not mistake.applies(*args)):
                 continue
             try:
                 expected = mistake.variant(*args)
@@ -203,14 +220,21 @@ class FunctionQuestion(Question):
     describe_args: Callable[[tuple], str] = lambda args: ", ".join(_short(a) for a in args)
     slow_seconds: float | None = None     # note (never fail) when one call takes longer than this
     error_hint: Callable[[tuple], str] = lambda args: ""   # added when the student's code raised
+    # Calls that are only timed (their result is not sent back, so a large one costs the grader nothing):
+    # the note about speed reads them; a call that raises fails the question.
+    timing_probes: Callable[[int], list[tuple]] = lambda seed: []
 
     def probe(self, seed=0):
-        return {"name": self.name, "steps": [call(*args) for args in self.probes(seed)]}
+        steps = [call(*args) for args in self.probes(seed)]
+        steps += [call(*args, report=False) for args in self.timing_probes(seed)]
+        return {"name": self.name, "steps": steps}
 
     def judge(self, outcomes, seed=0):
         probes = [built(args) for args in self.probes(seed)]
-        if len(outcomes) != len(probes) or not all(isinstance(o, Outcome) for o in outcomes):
+        timed = [built(args) for args in self.timing_probes(seed)]
+        if len(outcomes) != len(probes) + len(timed) or not all(isinstance(o, Outcome) for o in outcomes):
             return False, TAMPERED
+        outcomes, timings = outcomes[:len(probes)], outcomes[len(probes):]
         compare = self.compare or (lambda got, expected, args: describe_mismatch(got, expected))
         for args, outcome in zip(probes, outcomes):
             call = f"{self.name}({self.describe_args(args)})"
@@ -222,11 +246,30 @@ class FunctionQuestion(Question):
                 if named:
                     return False, f"{named} (seen in {call})"
                 return False, f"{call}: {problem}"
-        slowest = max((o.seconds for o in outcomes), default=0.0)
+        for args, outcome in zip(timed, timings):
+            if not outcome.ok:
+                return False, f"{self.name}({self.describe_args(args)}) raised {outcome.error}{self.error_hint(args)}"
+        slowest = max((o.seconds for o in [*outcomes, *timings]), default=0.0)
         if self.slow_seconds is not None and slowest > self.slow_seconds:
             return True, (f"correct, but one call took {slowest:.2f} s: a vectorised version "
                           "(no Python loop over positions) is much faster")
         return True, "correct"
+
+
+BUG_STILL_THERE = ("the bug is still there: on the grader's inputs your function returns exactly what the "
+                   "code you were given returns")
+
+
+@dataclass
+class FindTheBugQuestion(FunctionQuestion):
+    """The student repairs handed-out code. ``bug`` is that code as handed out; when the answer still
+    behaves like it, the message says so without saying what the bug is. The other ``mistakes`` name
+    what a wrong repair did."""
+
+    bug: Callable[..., Any] = None
+
+    def __post_init__(self):
+        self.mistakes = (Mistake(BUG_STILL_THERE, self.bug), *self.mistakes)
 
 
 @dataclass
@@ -250,7 +293,66 @@ class ValueQuestion(Question):
         for wrong, message in self.mistakes:
             if _close(got, wrong(), self.rtol, self.atol):
                 return False, message
+        if isinstance(expected, np.ndarray):
+            try:
+                values = np.asarray(got) if isinstance(got, (list, tuple, np.ndarray)) else None
+            except ValueError:          # a ragged list
+                values = None
+            if values is None or not np.issubdtype(values.dtype, np.number):
+                return False, f"`{self.name}` should hold {expected.size} numbers (a list or an array), not {_short(got)}"
+            if values.shape != expected.shape:
+                return False, f"`{self.name}` holds {values.size} numbers; expected {expected.size}"
+        elif isinstance(expected, (int, float)) and (isinstance(got, bool) or not isinstance(got, (int, float))):
+            return False, f"`{self.name}` should be a number, not {_short(got)}"
         return False, f"`{self.name}` = {_short(got)} is not right"
+
+
+@dataclass
+class ChoiceQuestion(Question):
+    """The student picks options by letter: the one right option (``single``), or all that apply.
+
+    ``options`` maps every letter to a sentence on that option: why it is right or wrong. A wrong choice
+    gets the sentence of the option it misjudged (the first, if several), a right one the sentence of
+    the right option, so every option has its feedback.
+    """
+
+    answer: str = ""
+    options: dict = field(default_factory=dict)      # letter -> why the option is right or wrong
+    single: bool = False
+
+    @property
+    def mistakes(self) -> tuple:
+        """(letter, sentence) for every option a student can misjudge, for the Common mistakes page."""
+        right = set(self.answer)
+        return tuple((letter, text) for letter, text in self.options.items() if not (self.single and letter in right))
+
+    def probe(self, seed=0):
+        return {"name": self.name, "steps": [{"op": "value"}]}
+
+    def judge(self, data, seed=0):
+        if len(data) != 1:
+            return False, TAMPERED
+        answer = data[0]
+        if isinstance(answer, (list, tuple)) and all(isinstance(item, str) for item in answer):
+            answer = "".join(answer)
+        example = "\"b\"" if self.single else "\"ab\""
+        if not isinstance(answer, str):
+            return False, f"`{self.name}` should be a string of letters such as {example}, not {type(answer).__name__}"
+        chosen = frozenset(c.lower() for c in answer if c.isalpha())
+        unknown = chosen - set(self.options)
+        if unknown:
+            return False, (f"there is no option {', '.join(sorted(unknown))}; the options are "
+                           f"{', '.join(self.options)}")
+        if self.single and len(chosen) != 1:
+            return False, f"choose exactly one option (one letter), not {len(chosen)}"
+        right = frozenset(self.answer)
+        if chosen == right:
+            return True, (f"correct: {self.options[self.answer]}" if self.single else "correct")
+        misjudged = sorted(chosen - right) if self.single else sorted(chosen ^ right)
+        first = f"({misjudged[0]}) {self.options[misjudged[0]]}"
+        if len(misjudged) == 1:
+            return False, first
+        return False, f"{len(misjudged)} options are misjudged; for example {first}"
 
 
 def _close(got, expected, rtol, atol) -> bool:

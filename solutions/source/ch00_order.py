@@ -22,7 +22,9 @@ check = checker("ch00")
 #
 # $$\operatorname{softmax}\!\left(\frac{(x W_Q)(x W_K)^\top}{\sqrt{d_k}}\right) x W_V,$$
 #
-# with the softmax taken along each row. Subtract each row's maximum before `np.exp` to avoid overflow.
+# with the softmax taken along each row. The softmax must be numerically stable: subtract each row's
+# maximum before `np.exp` (the result does not change), so that large scores do not overflow to `inf`
+# and turn the output into `nan`. The check tries scores in the thousands too.
 
 # %%
 def self_attention(x, w_q, w_k, w_v):
@@ -35,7 +37,7 @@ def self_attention(x, w_q, w_k, w_v):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q1")
 
 # %% [markdown]
@@ -53,7 +55,7 @@ def equivariance_gap(attention, x, perm):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q2")
 
 # %% [markdown]
@@ -70,7 +72,7 @@ def causal_mask(n_tokens):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q3")
 
 # %% [markdown]
@@ -95,11 +97,66 @@ order_blind = "acd"
 order_blind = None  # your answer, e.g. "bd"
 ### END STUB
 
-# %%
+# %% tags=["remove-output"]
 check("q4")
+
+# %% [markdown]
+# ## Question 5: what the causal mask leaks (1 point)
+#
+# Predict this one before you compute anything. A causal attention layer (question 3's mask) has
+# $W_Q = 0$, so every query is the zero vector and every score is 0, whatever the tokens are. It reads a
+# sentence of six tokens, positions $t = 0, \dots, 5$. For each token $t$, what weight does it put on the
+# **first** token (position 0)? Assign the six weights, in the order $t = 0, \dots, 5$, to
+# `first_token_weights` (a list or an array). Then check your prediction in a scratch cell with your
+# own code. Why does this let a model without positional encodings learn where a token stands?
+
+# %%
+### BEGIN SOLUTION
+first_token_weights = [1 / (t + 1) for t in range(6)]
+### END SOLUTION
+### BEGIN STUB
+first_token_weights = None  # your prediction: six numbers
+### END STUB
+
+# %% tags=["remove-output"]
+check("q5")
+
+# %% [markdown] tags=["solution"]
+# Token $t$ sees $t + 1$ tokens with equal scores, so each gets the weight $1/(t + 1)$: the first token's
+# share of the output falls as the position grows, whatever the words are. A model can read that share
+# (or any average over "everything so far") as a clock, which is how decoders without positional
+# encodings still learn positions.
+
+# %% [markdown]
+# ## Question 6: find the bug (2 points)
+#
+# A classmate wrote causal self-attention. It runs, the output has the right shape, and the attention
+# weights above the diagonal are zero, as a causal mask demands. Yet the outputs are wrong for every token
+# but the last. Find the bug and fix it in place (keep the function's name and arguments).
+
+# %%
+def causal_attention(x, w_q, w_k, w_v):
+    queries, keys, values = x @ w_q, x @ w_k, x @ w_v
+    scores = queries @ keys.T / np.sqrt(keys.shape[1])
+    future = np.triu(np.ones(scores.shape, dtype=bool), k=1)
+    ### BEGIN SOLUTION
+    scores = np.where(future, -np.inf, scores)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    ### END SOLUTION
+    ### BEGIN STUB
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    weights = np.where(future, 0.0, weights)
+    ### END STUB
+    return weights @ values
+
+
+# %% tags=["remove-output"]
+check("q6")
 
 # %% [markdown]
 # ## Your score
 
-# %%
+# %% tags=["remove-output"]
 check.summary()

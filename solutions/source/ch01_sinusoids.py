@@ -25,8 +25,9 @@ check = checker("ch01")
 #
 # Write `sinusoidal_encoding(n_positions, d_model)` returning a float64 array of shape
 # `(n_positions, d_model)` in the paper's interleaved layout: column `2i` holds the sine and column `2i+1`
-# the cosine of pair `i`. Use whole-array operations, no Python loop over positions. It must work for
-# `n_positions = 0` and for an odd `d_model` (the last column is then the sine of the last pair).
+# the cosine of pair `i`. It must work for `n_positions = 0` and for an odd `d_model` (the last column is
+# then the sine of the last pair). Whole-array operations are much faster than a Python loop over
+# positions: a loop still passes, and the check adds a note when your function is slow.
 #
 # *Hint:* build a column of positions and a row of frequencies; their product broadcasts to all angles.
 
@@ -44,7 +45,7 @@ def sinusoidal_encoding(n_positions, d_model):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q1")
 
 # %% [markdown]
@@ -61,7 +62,7 @@ def wavelength(i, d_model, base=10000.0):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q2")
 
 # %% [markdown]
@@ -80,7 +81,7 @@ def binary_encoding(n_positions, n_bits):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q3")
 
 # %% [markdown]
@@ -88,8 +89,9 @@ check("q3")
 #
 # Stored at low precision, two different positions can get the same encoding. Write
 # `first_repeat(encoding, decimals)` that rounds every row of the table `encoding` to `decimals` decimals
-# and returns the first position (row index) whose rounded row equals that of an earlier row, or `None`
-# when all rounded rows differ.
+# and returns the first position (row index) whose rounded row equals that of an earlier row (any earlier
+# row, not only the one just before it), or `None` when all rounded rows differ. Rows are equal when
+# their rounded numbers are equal: `-0.0` and `0.0` are the same number.
 #
 # Then try it on `sinusoidal_encoding(20000, 4)` with 1 and 2 decimals: how far do four dimensions get?
 
@@ -106,22 +108,28 @@ def first_repeat(encoding, decimals):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q4")
 
-# %% [markdown] tags=["solution"]
-# With four dimensions the first repeat comes at position 635 with one decimal and at 13828 with two:
-# more precision, or more dimensions, push collisions far beyond any sentence length.
-
 # %% tags=["solution"]
+from posenc import glue
+
 table = sinusoidal_encoding(20000, 4)
-print(first_repeat(table, 1), first_repeat(table, 2))
+repeat_1 = glue("ch01_repeat_1_decimal", first_repeat(table, 1))
+repeat_2 = glue("ch01_repeat_2_decimals", first_repeat(table, 2))
+print(f"first repeat with 1 decimal: position {repeat_1}; with 2 decimals: position {repeat_2}")
+
+# %% [markdown] tags=["solution"]
+# With four dimensions the first repeat comes at position {glue:text}`ch01_repeat_1_decimal` with one
+# decimal and at {glue:text}`ch01_repeat_2_decimals` with two (the cell above prints both): more
+# precision, or more dimensions, push collisions far beyond any sentence length.
 
 # %% [markdown]
 # ## Question 5: find the bug (1 point)
 #
 # A classmate wrote the encoding below. It runs, the shape is right and the first column is right, but
-# the heatmap looks subtly off. Find the bug and fix it in place (keep the function's name).
+# the heatmap looks subtly off. Find the bug and fix it in place (keep the function's name). The check
+# tells you whether the bug is still there, not what it is.
 
 # %%
 def fixed_encoding(n_positions, d_model):
@@ -136,8 +144,57 @@ def fixed_encoding(n_positions, d_model):
     return np.where(dims % 2 == 0, np.sin(angles), np.cos(angles))
 
 
-# %%
+# %% tags=["remove-output"]
 check("q5")
+
+# %% [markdown]
+# ## Question 6: what the normalised index breaks (1 point)
+#
+# A classmate encodes the position `pos` of a token in a sentence of `L` tokens as the single number
+# `pos / (L - 1)`, which runs from 0 to 1 in every sentence. Which of the chapter's criteria does this
+# encoding break? Choose the one option whose claim and reason are both right, and assign its letter to
+# `normalised_index_breaks`:
+#
+# - (a) **unique**: two tokens of one sentence can get the same number;
+# - (b) **consistent**: the step between neighbours is `1 / (L - 1)`, so the same offset changes the
+#   number by a different amount in sentences of different lengths, and position 3 gets a different
+#   number in a longer sentence;
+# - (c) **bounded**: the number grows without limit as the position grows;
+# - (d) **deterministic**: the same token can get a different number each time the model runs.
+
+# %%
+### BEGIN SOLUTION
+normalised_index_breaks = "b"
+### END SOLUTION
+### BEGIN STUB
+normalised_index_breaks = None  # your answer: one letter
+### END STUB
+
+# %% tags=["remove-output"]
+check("q6")
+
+# %% [markdown]
+# ## Question 7: how long is a row? (1 point)
+#
+# Predict this one before you compute anything. Take the encoding with `d_model = 64` (base 10000) and
+# its row at position `pos = 1000`. What is the **squared** Euclidean norm of that row, the sum of its 64
+# squared entries? Assign the number to `row_squared_norm`, then confirm it in a scratch cell with your
+# `sinusoidal_encoding`. Does the answer depend on the position?
+
+# %%
+### BEGIN SOLUTION
+row_squared_norm = 64 / 2      # each of the 32 pairs adds sin^2 + cos^2 = 1
+### END SOLUTION
+### BEGIN STUB
+row_squared_norm = None  # your prediction: a number
+### END STUB
+
+# %% tags=["remove-output"]
+check("q7")
+
+# %% [markdown] tags=["solution"]
+# Every row of an even-width encoding has the same length, $\sqrt{d_{\text{model}}/2}$, at every position:
+# the encoding is bounded, and no position is louder than another.
 
 # %% [markdown]
 # ## Your score
@@ -145,5 +202,5 @@ check("q5")
 # The summary runs every check again. Your lecturer's grader calls your functions on other inputs too,
 # so make each one right, not only its check.
 
-# %%
+# %% tags=["remove-output"]
 check.summary()

@@ -52,7 +52,7 @@ def rotation(i, k, d_model, base=10000.0):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q1")
 
 # %% [markdown]
@@ -75,7 +75,7 @@ def shift_operator(k, d_model, base=10000.0):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q2")
 
 # %% [markdown]
@@ -103,26 +103,27 @@ def shift_rows(table, k, base=10000.0):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q3")
 
 # %% [markdown] tags=["solution"]
 # Shifting the encodings of $t$ reproduces the encodings of $t + k$ up to float64 rounding: the cell below
-# prints the largest difference over 2000 positions, 16 offsets and a 64-wide encoding.
+# prints the largest difference over the positions, offsets and width it sets.
 
 # %% tags=["solution"]
-positions = np.arange(-1000, 1000)
-omega = 10000.0 ** (-2 * np.arange(32) / 64)
+positions, offsets, width = np.arange(-1000, 1000), range(-8, 8), 64
+omega = 10000.0 ** (-2 * np.arange(width // 2) / width)
 
 
 def encode(pos):
-    table = np.empty((len(pos), 64))
+    table = np.empty((len(pos), width))
     table[:, 0::2], table[:, 1::2] = np.sin(np.outer(pos, omega)), np.cos(np.outer(pos, omega))
     return table
 
 
-errors = [np.abs(shift_rows(encode(positions), k) - encode(positions + k)).max() for k in range(-8, 8)]
-print(f"largest difference: {max(errors):.2e}")
+errors = [np.abs(shift_rows(encode(positions), k) - encode(positions + k)).max() for k in offsets]
+print(f"largest difference over {len(positions)} positions, {len(offsets)} offsets and width {width}: "
+      f"{max(errors):.2e}")
 
 # %% [markdown]
 # ## Question 4: the dot-product profile (2 points)
@@ -139,7 +140,7 @@ def dot_profile(offsets, d_model, base=10000.0):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q4")
 
 # %% [markdown]
@@ -161,7 +162,7 @@ first_negative_offset = int(offsets[(offsets > 0) & (profile < 0)][0])
 first_negative_offset = None  # your answer: an int
 ### END STUB
 
-# %%
+# %% tags=["remove-output"]
 check("q5")
 
 # %% [markdown]
@@ -182,8 +183,50 @@ pairs_with_full_turn = int((omega_512 * 512 >= 2 * np.pi).sum())
 pairs_with_full_turn = None  # your answer: an int
 ### END STUB
 
-# %%
+# %% tags=["remove-output"]
 check("q6")
+
+# %% [markdown]
+# ## Question 7: why both sine and cosine? (1 point)
+#
+# Each pair of the encoding stores $\sin \omega_i t$ *and* $\cos \omega_i t$. Why does the relative-shift
+# theorem need both? Choose the one option whose claim and reason are both right, and assign its letter to
+# `why_sine_and_cosine`:
+#
+# - (a) a shift needs $\cos \omega_i t$ to write $\sin \omega_i (t + k)$; with both stored, the shift is one
+#   fixed rotation of each pair, the same for every $t$, and with the sine alone no fixed matrix does it;
+# - (b) the cosine columns double the width of the encoding, and a wider encoding separates more positions;
+# - (c) sines alone are not bounded, and the cosine keeps the values in $[-1, 1]$;
+# - (d) the cosine makes $PE(0)$ non-zero, and the theorem needs every encoding to be non-zero.
+
+# %%
+### BEGIN SOLUTION
+why_sine_and_cosine = "a"
+### END SOLUTION
+### BEGIN STUB
+why_sine_and_cosine = None  # your answer: one letter
+### END STUB
+
+# %% tags=["remove-output"]
+check("q7")
+
+# %% [markdown]
+# ## Question 8: how sparse is $T(k)$? (1 point)
+#
+# Predict this one before you compute anything. How many entries of the `(512, 512)` matrix $T(1)$, for
+# `d_model = 512` and base 10000, are **not** zero? Assign the count (an int) to `nonzero_entries`, then
+# confirm it with your `shift_operator` and `np.count_nonzero` in a scratch cell.
+
+# %%
+### BEGIN SOLUTION
+nonzero_entries = 4 * (512 // 2)     # one 2x2 block per pair, all four entries non-zero for k = 1
+### END SOLUTION
+### BEGIN STUB
+nonzero_entries = None  # your prediction: an int
+### END STUB
+
+# %% tags=["remove-output"]
+check("q8")
 
 # %% [markdown]
 # ## Your score
@@ -191,5 +234,5 @@ check("q6")
 # The summary runs every check again. Your lecturer's grader calls your functions on other inputs too,
 # so make each one right, not only its check.
 
-# %%
+# %% tags=["remove-output"]
 check.summary()

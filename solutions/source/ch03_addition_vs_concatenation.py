@@ -39,7 +39,7 @@ def projection_params(scheme, d_token, d_position, d_out):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q1")
 
 # %% [markdown]
@@ -61,7 +61,7 @@ def concat_inputs(x, p):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q2")
 
 # %% [markdown]
@@ -72,7 +72,9 @@ check("q2")
 # shape `(n, d_p)`, that returns the same `(n, d_out)` result *without building the concatenation*:
 # split `w` into the block $W_x$ that meets the token features and the block $W_p$ that meets the
 # positional ones, and return $x W_x + p W_p$. (The check compares your result with
-# `np.concatenate([x, p], axis=1) @ w`.)
+# `np.concatenate([x, p], axis=1) @ w`.) The check also gives a `p` with a single row, shape `(1, d_p)`,
+# shared by every position: the sum of projections broadcasts it, while a concatenation cannot even be
+# built, so an answer that concatenates fails there.
 
 # %%
 def sum_of_projections(x, p, w):
@@ -83,7 +85,7 @@ def sum_of_projections(x, p, w):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q3")
 
 # %% [markdown]
@@ -110,7 +112,7 @@ def logit_terms(x, p, w_q, w_k):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q4")
 
 # %% [markdown]
@@ -131,7 +133,7 @@ def scaled_inputs(tokens, table, pe):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q5")
 
 # %% [markdown]
@@ -152,13 +154,62 @@ def matching_init_std(d_model):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q6")
 
 # %% [markdown] tags=["solution"]
 # With this $\sigma$, tokens and positions have equal norms. Tensor2tensor's $\sigma = d^{-1/2}$ makes the
 # tokens $\sqrt{2}$ times longer than the encoding, and PyTorch's default $\sigma = 1$ makes them
-# $\sqrt{2 d_{\text{model}}}$ times longer: 32 times at $d_{\text{model}} = 512$.
+# $\sqrt{2 d_{\text{model}}}$ times longer (question 8 puts a number on it).
+
+# %% [markdown]
+# ## Question 7: what the layer after a concatenation sees (1 point)
+#
+# A model concatenates $[\,x;\ p\,]$ and feeds it to a linear layer $W$. A classmate says: "concatenation
+# keeps tokens and positions apart, while addition mixes them". Which statement about what the model
+# computes is right? Choose one option and assign its letter to `after_concatenation`:
+#
+# - (a) the layer computes $x W_x + p W_p$: a token part plus a position part, so after the first layer
+#   they are mixed, as with addition (but with separate maps);
+# - (b) every later layer still receives the token vector and the positional vector as two separate
+#   parts, so it can always tell them apart;
+# - (c) the layer computes $x W_x$ only: the position part is multiplied by zero;
+# - (d) the layer computes $(x + p) W$, exactly what addition gives.
+
+# %%
+### BEGIN SOLUTION
+after_concatenation = "a"
+### END SOLUTION
+### BEGIN STUB
+after_concatenation = None  # your answer: one letter
+### END STUB
+
+# %% tags=["remove-output"]
+check("q7")
+
+# %% [markdown]
+# ## Question 8: how loud are the tokens? (1 point)
+#
+# Predict this one before you compute anything. A model of width `d_model = 512` draws its embedding
+# table from PyTorch's default $N(0, 1)$ (as `nn.Embedding` does) and multiplies it by
+# $\sqrt{d_{\text{model}}}$, as in question 5. How many times longer is the scaled token vector
+# $\sqrt{d_{\text{model}}}\, E[\text{token}]$ than a row of the sinusoidal encoding? Use the root mean
+# square length of the token vector, $\sqrt{\mathbb{E}\,\|\sqrt{d_{\text{model}}}\, E[\text{token}]\|^2}$,
+# and assign the ratio (a number) to `norm_ratio`. Then check it with random numbers in a scratch cell.
+
+# %%
+### BEGIN SOLUTION
+norm_ratio = math.sqrt(512 * 512) / math.sqrt(512 / 2)     # sqrt(2 * 512)
+### END SOLUTION
+### BEGIN STUB
+norm_ratio = None  # your prediction: a number
+### END STUB
+
+# %% tags=["remove-output"]
+check("q8")
+
+# %% tags=["solution"]
+print(f"the scaled tokens are {norm_ratio:.1f} times longer than the encoding at d_model = 512")
 
 # %% [markdown]
 # ## Your score
@@ -166,5 +217,5 @@ check("q6")
 # The summary runs every check again. Your lecturer's grader calls your functions on other inputs too,
 # so make each one right, not only its check.
 
-# %%
+# %% tags=["remove-output"]
 check.summary()

@@ -52,7 +52,7 @@ class LearnedPositionalEmbedding(nn.Module):
         ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q1")
 
 # %% [markdown]
@@ -79,7 +79,7 @@ class SinusoidalEncoding(nn.Module):
         ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q2")
 
 # %% [markdown] tags=["solution"]
@@ -110,7 +110,7 @@ def add_positions(x, table, batch_first=True):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q3")
 
 # %% [markdown]
@@ -118,7 +118,10 @@ check("q3")
 #
 # Write `positional_parameters(kind, max_len, d_model)` returning the number of **trainable** parameters of
 # the positional table, for `kind` either `"learned"` or `"sinusoidal"`. How many does GPT-2 small spend on
-# its 1024 positions of width 768?
+# its positions? Its sizes are in the cell below.
+
+# %%
+gpt2_small = {"max_len": 1024, "d_model": 768}     # GPT-2 small: its context length and width
 
 # %%
 def positional_parameters(kind, max_len, d_model):
@@ -127,11 +130,11 @@ def positional_parameters(kind, max_len, d_model):
     ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q4")
 
 # %% tags=["solution"]
-positional_parameters("learned", 1024, 768)   # GPT-2 small: 786,432 numbers for its positions
+print(f"GPT-2 small's positional table: {positional_parameters('learned', **gpt2_small):,} trainable numbers")
 
 # %% [markdown]
 # ## Question 5: past `max_len` (2 points)
@@ -155,7 +158,7 @@ class CheckedPositionalEmbedding(LearnedPositionalEmbedding):
         ### END SOLUTION
 
 
-# %%
+# %% tags=["remove-output"]
 check("q5")
 
 # %% [markdown] tags=["solution"]
@@ -171,10 +174,60 @@ for module in (LearnedPositionalEmbedding(8, 4), CheckedPositionalEmbedding(8, 4
         print(f"{type(module).__name__}: {type(exc).__name__}: {exc}")
 
 # %% [markdown]
+# ## Question 6: rows that never learn (1 point)
+#
+# Predict this one before you compute anything. The chapter's experiment trains a model whose learned
+# table has `max_len` rows, on sequences that all have `train_length` tokens; the cell below prints both
+# from the chapter's configuration. How many **rows** of the table never receive a gradient during
+# training, and so keep their initial values? Assign the count (an int) to `untrained_rows`.
+
+# %%
+from posenc.lib.experiments import LengthExperiment
+
+chapter = LengthExperiment()
+print(f"max_len = {chapter.max_len}, train_length = {chapter.train_length}, d_model = {chapter.d_model}")
+
+# %%
+### BEGIN SOLUTION
+untrained_rows = chapter.max_len - chapter.train_length    # forward only ever slices rows 0..train_length-1
+### END SOLUTION
+### BEGIN STUB
+untrained_rows = None  # your prediction: an int
+### END STUB
+
+# %% tags=["remove-output"]
+check("q6")
+
+# %% [markdown]
+# ## Question 7: past the training length (1 point)
+#
+# A model with the sinusoidal table is trained on sequences of `train_length` tokens and then reads longer
+# ones. Which statement is right? Choose one option and assign its letter to `past_training_length`:
+#
+# - (a) it keeps its accuracy at every position, because sinusoids extrapolate: the original Transformer
+#   paper showed it;
+# - (b) its table is defined at every position, but the model never saw the encodings of positions past
+#   `train_length` in training, so how well it does there has to be measured;
+# - (c) past `max_len` it raises an error, just like the learned table;
+# - (d) it behaves like the learned model, whose rows past `train_length` are trained from the
+#   neighbouring rows and so extrapolate as well.
+
+# %%
+### BEGIN SOLUTION
+past_training_length = "b"
+### END SOLUTION
+### BEGIN STUB
+past_training_length = None  # your answer: one letter
+### END STUB
+
+# %% tags=["remove-output"]
+check("q7")
+
+# %% [markdown]
 # ## Your score
 #
 # The summary runs every check again. Your lecturer's grader builds your classes with other sizes too, so
 # make each one right, not only its check.
 
-# %%
+# %% tags=["remove-output"]
 check.summary()

@@ -55,6 +55,10 @@ RIGHT = {
     angles = positions / 10000.0 ** (2 * (dims // 2) / d_model)   # pairs share a frequency
     return np.where(dims % 2 == 0, np.sin(angles), np.cos(angles))
 ''',
+    "normalised_index_breaks": '''normalised_index_breaks = "b"   # the step 1/(L-1) depends on the length
+''',
+    "row_squared_norm": '''row_squared_norm = 32.0   # 32 pairs, each sin^2 + cos^2 = 1
+''',
 }
 
 LOOPS = {
@@ -363,7 +367,7 @@ def key_of(cell) -> str | None:
     """Which answer a code cell holds: the function it defines, "imports", "checkN" or None."""
     text = source(cell).strip()
     for name in RIGHT:
-        if text.startswith(f"def {name}("):
+        if text.startswith((f"def {name}(", f"{name} =")):
             return name
     if "checker(" in text:
         return "imports"
@@ -398,10 +402,12 @@ def build(spec: dict) -> dict:
         imports = [c for c in code if key_of(c) == "imports"]
         checks = {key_of(c): c for c in code if (key_of(c) or "").startswith("check")}
         answers = {key_of(c): c for c in code if key_of(c) in RIGHT}
-        order = ["fixed_encoding", "sinusoidal_encoding", "wavelength", "binary_encoding", "first_repeat"]
+        order = ["fixed_encoding", "sinusoidal_encoding", "wavelength", "binary_encoding", "first_repeat",
+                 None, "normalised_index_breaks", "row_squared_norm"]
         cells = [checks["check5"], answers["fixed_encoding"]]
         for number, name in enumerate(order[1:], start=1):
-            cells += [checks[f"check{number}"], answers[name]]
+            if name is not None:
+                cells += [checks[f"check{number}"], answers[name]]
         cells += [c for c in code if source(c).strip().startswith("check.summary")] + imports
     nb["cells"] = cells
     return nb

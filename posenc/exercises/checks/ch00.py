@@ -2,27 +2,51 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from posenc.exercises.framework import (
-    TAMPERED, ExerciseSet, FunctionQuestion, LibObject, Mistake, Question, describe_mismatch,
+    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, LibObject, Mistake, ValueQuestion,
+    describe_mismatch,
 )
-from posenc.lib.order import softmax as _softmax
+from posenc.lib.order import AttentionLayer, softmax as _softmax
 
 # ---------------------------------------------------------------------------------------------------
 # q1: single-head self-attention in NumPy
 
 
-def self_attention(x, w_q, w_k, w_v, *, scale="d_k", axis=-1, use_softmax=True):
+def _unstable_softmax(scores, axis=-1):
+    weights = np.exp(scores)
+    return weights / weights.sum(axis=axis, keepdims=True)
+
+
+def self_attention(x, w_q, w_k, w_v, *, scale="d_k", axis=-1, use_softmax=True, normalise="rows"):
     """Reference (and, with other keyword values, the known mistakes)."""
     queries, keys, values = x @ w_q, x @ w_k, x @ w_v
     divisor = {"d_k": np.sqrt(w_k.shape[1]), "d_model": np.sqrt(x.shape[1]), "none": 1.0,
-               "d_k squared": float(w_k.shape[1])}[scale]
+               "d_k squared": float(w_k.shape[1]), "times": 1 / np.sqrt(w_k.shape[1])}[scale]
     scores = queries @ keys.T / divisor
-    weights = _softmax(scores, axis=axis) if use_softmax else scores
+    if not use_softmax:
+        weights = scores
+    elif normalise == "whole":
+        shifted = np.exp(scores - scores.max())
+        weights = shifted / shifted.sum()
+    else:
+        weights = _softmax(scores, axis=axis)
     return weights @ values
+
+
+LARGE_SCORE = 1500.0     # exp(1500) overflows float64 (its largest value is about exp(709.8))
+
+
+def _large_scores_probe(rng):
+    """Weights scaled so that the largest attention score is LARGE_SCORE: only a stable softmax survives."""
+    n, d_model, d_k, d_v = 5, 6, 3, 4
+    x = rng.normal(size=(n, d_model))
+    w_q, w_k, w_v = (rng.normal(size=(d_model, d)) for d in (d_k, d_k, d_v))
+    top = ((x @ w_q) @ (x @ w_k).T / np.sqrt(d_k)).max()
+    if top <= 0:
+        w_k, top = -w_k, -((x @ w_q) @ (x @ w_k).T / np.sqrt(d_k)).min()
+    return x, w_q * np.sqrt(LARGE_SCORE / top), w_k * np.sqrt(LARGE_SCORE / top), w_v
 
 
 def _attention_probes(seed):
@@ -31,6 +55,7 @@ def _attention_probes(seed):
     for n, d_model, d_k, d_v in [(4, 6, 3, 3), (5, 8, 2, 4), (1, 4, 4, 2), (7, 16, 8, 5)]:
         x = rng.normal(size=(n, d_model))
         probes.append((x, *(rng.normal(size=(d_model, d)) for d in (d_k, d_k, d_v))))
+    probes.append(_large_scores_probe(rng))
     return probes
 
 
@@ -40,16 +65,32 @@ ATTENTION_MISTAKES = [
             lambda *a: self_attention(*a, scale="d_model")),
     Mistake("the scores are divided by d_k; the scale is its square root",
             lambda *a: self_attention(*a, scale="d_k squared")),
+    Mistake("the scores are multiplied by sqrt(d_k); they are divided by it",
+            lambda *a: self_attention(*a, scale="times")),
     Mistake("the softmax runs down the columns; each row (one query) must sum to 1 over the keys",
             lambda *a: self_attention(*a, axis=0)),
+    Mistake("the softmax is normalised over the whole matrix; each row (one query) must sum to 1 on its own",
+            lambda *a: self_attention(*a, normalise="whole")),
     Mistake("there is no softmax: the scores weight the values directly",
             lambda *a: self_attention(*a, use_softmax=False)),
 ]
 
+UNSTABLE = ("the softmax is not numerically stable: with scores in the thousands np.exp overflows to inf and "
+            "inf / inf is nan; subtract each row's maximum from the scores before np.exp (the softmax "
+            "does not change)")
+
+
+def _compare_attention(got, expected, args):
+    if isinstance(got, np.ndarray) and got.shape == expected.shape and np.issubdtype(got.dtype, np.number) \
+            and not np.isfinite(got).all() and np.isfinite(expected).all():
+        return UNSTABLE
+    return describe_mismatch(got, expected, what="output")
+
 
 def _describe_attention_args(args):
     x, w_q, w_k, w_v = args
-    return f"x of shape {x.shape}, d_k={w_k.shape[1]}, d_v={w_v.shape[1]}"
+    largest = ((x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])).max()
+    return f"x of shape {x.shape}, d_k={w_k.shape[1]}, d_v={w_v.shape[1]}, largest score {largest:.3g}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -66,15 +107,22 @@ def _attention_layer(weights, causal):
 
 
 def _gap_probes(seed):
+    """Plain and causal layers on random inputs and permutations. Each causal probe comes twice, with W_V
+    and with -W_V: the output changes sign, so the largest *signed* difference differs from the largest
+    absolute one in at least one of the two, whatever the seed."""
     rng = np.random.default_rng(seed + 200)
-    w = [rng.normal(size=(6, 6)) / 3 for _ in range(3)]
-    plain = _attention_layer(w, causal=False)
-    causal = _attention_layer(w, causal=True)
-    probes = []
-    for attention in (plain, causal, causal):
-        x = rng.normal(size=(6, 6))
-        probes.append((attention, x, rng.permutation(6)))
-    probes.append((causal, rng.normal(size=(5, 6)), np.array([1, 2, 3, 4, 0])))
+    w_q, w_k, w_v = (rng.normal(size=(6, 6)) / 3 for _ in range(3))
+    plain = _attention_layer((w_q, w_k, w_v), causal=False)
+    causal = _attention_layer((w_q, w_k, w_v), causal=True)
+    flipped = _attention_layer((w_q, w_k, -w_v), causal=True)
+    probes = [(plain, rng.normal(size=(6, 6)), rng.permutation(6))]
+    for _ in range(2):
+        x, perm = rng.normal(size=(6, 6)), rng.permutation(6)
+        while (perm == np.arange(6)).all():
+            perm = rng.permutation(6)
+        probes += [(causal, x, perm), (flipped, x, perm)]
+    x = rng.normal(size=(5, 6))
+    probes += [(causal, x, np.array([1, 2, 3, 4, 0])), (flipped, x, np.array([1, 2, 3, 4, 0]))]
     return probes
 
 
@@ -86,6 +134,12 @@ GAP_MISTAKES = [
             lambda attention, x, perm: float(np.abs(attention(x[perm]) - attention(x)[np.argsort(perm)]).max())),
     Mistake("you returned the mean absolute difference; the gap is the largest one",
             lambda attention, x, perm: float(np.abs(attention(x[perm]) - attention(x)[perm]).mean())),
+    Mistake("you took the largest signed difference; the gap is the largest absolute difference (np.abs "
+            "before .max()): an output that is too small by 0.3 is as far off as one too large by 0.3",
+            lambda attention, x, perm: float((attention(x[perm]) - attention(x)[perm]).max())),
+    Mistake("you returned the norm of the whole difference (np.linalg.norm); the gap is its largest "
+            "absolute entry, np.abs(...).max()",
+            lambda attention, x, perm: float(np.linalg.norm(attention(x[perm]) - attention(x)[perm]))),
 ]
 
 
@@ -103,6 +157,11 @@ def _compare_gap(got, expected, args):
 
 def causal_mask(n_tokens):
     return np.triu(np.ones((n_tokens, n_tokens), dtype=bool), k=1)
+
+
+def _mask_probes(seed):
+    rng = np.random.default_rng(seed + 300)
+    return [(1,), (2,), (4,), (int(rng.integers(5, 60)),), (int(rng.integers(60, 200)),)]
 
 
 MASK_MISTAKES = [
@@ -123,38 +182,97 @@ def _compare_mask(got, expected, args):
 
 
 # ---------------------------------------------------------------------------------------------------
-# q4: multiple choice
+# q4: which operations ignore order (multiple choice)
+
+ORDER_BLIND_OPTIONS = {
+    "a": "single-head self-attention without positions is permutation-equivariant: shuffling the tokens only "
+         "shuffles its outputs, so it is blind to order",
+    "b": "a causal mask lets token t see only tokens 0..t, so shuffling changes what each token sees: it is "
+         "not blind to order",
+    "c": "mean-pooling is blind to order too: a sum does not depend on the order of its terms",
+    "d": "a position-wise layer treats every row alike, whatever its place, so shuffling the rows shuffles its "
+         "outputs: it is blind to order",
+    "e": "once positional encodings are added, the same token at another place is a different vector: the "
+         "layer is not blind to order",
+}
+
+# ---------------------------------------------------------------------------------------------------
+# q5: the weights a causal mask leaves on the first token when every score is equal
+
+Q5_TOKENS = 6
 
 
-@dataclass
-class ChoiceQuestion(Question):
-    """The student lists the letters of the right options, in any order and case."""
+def first_token_weights(mask=causal_mask):
+    """Token t's weight on token 0 when all scores are 0: uniform over the tokens the mask lets it see."""
+    visible = ~mask(Q5_TOKENS)
+    return visible[:, 0] / visible.sum(axis=1)
 
-    answer: frozenset = frozenset()
-    options: str = "abcde"
-    mistakes: tuple = ()         # (frozenset of letters, message)
 
-    def probe(self, seed=0):
-        return {"name": self.name, "steps": [{"op": "value"}]}
+Q5_MISTAKES = [
+    (lambda: np.full(Q5_TOKENS, 1 / Q5_TOKENS),
+     "that is what every token gets without a mask; with the causal mask token t sees only tokens 0..t"),
+    (lambda: 1 / (Q5_TOKENS - np.arange(Q5_TOKENS)),
+     "the mask hides the future, not the past: token t sees tokens 0..t, that is t + 1 of them (token 0 sees "
+     "only itself, the last token all six), not 6 - t"),
+    (lambda: 1 / (np.arange(Q5_TOKENS) + 2),
+     "token t sees t + 1 tokens, itself included (positions 0..t), so its weight on each is 1/(t + 1)"),
+    (lambda: np.r_[1.0, np.zeros(Q5_TOKENS - 1)],
+     "the first token is in the past of every later token, so it stays visible to all of them: the mask hides "
+     "only the tokens after t"),
+    (lambda: np.ones(Q5_TOKENS),
+     "the weights of one token sum to 1 over all the tokens it sees, so the first token gets only a share"),
+]
 
-    def judge(self, data, seed=0):
-        if len(data) != 1:
-            return False, TAMPERED
-        answer = data[0]
-        if isinstance(answer, (list, tuple, set)) and all(isinstance(item, str) for item in answer):
-            answer = "".join(answer)
-        if not isinstance(answer, str):
-            return False, f"`{self.name}` should be a string of letters such as \"ab\", not {type(answer).__name__}"
-        chosen = frozenset(c.lower() for c in answer if c.isalpha())
-        unknown = chosen - set(self.options)
-        if unknown:
-            return False, f"there is no option {', '.join(sorted(unknown))}; the options are {', '.join(self.options)}"
-        if chosen == self.answer:
-            return True, "correct"
-        for wrong, message in self.mistakes:
-            if chosen == wrong:
-                return False, message
-        return False, f"not quite: {len(chosen ^ self.answer)} option(s) are misjudged"
+# ---------------------------------------------------------------------------------------------------
+# q6: find the bug: the mask applied after the softmax
+
+
+def causal_attention(x, w_q, w_k, w_v):
+    return AttentionLayer(w_q, w_k, w_v, causal=True)(x)
+
+
+def _masked_attention(x, w_q, w_k, w_v, *, fill=-np.inf, order="before", k=1, renormalise=False):
+    """Causal attention with one deliberate mistake in how the future is hidden."""
+    scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
+    hidden = np.triu(np.ones(scores.shape, dtype=bool), k=k)
+    if order == "before":
+        weights = _softmax(np.where(hidden, fill, scores))
+    else:
+        weights = np.where(hidden, 0.0, _softmax(scores))
+        if renormalise:
+            weights = weights / weights.sum(axis=1, keepdims=True)
+    return weights @ (x @ w_v)
+
+
+def _handed_out_attention(x, w_q, w_k, w_v):
+    return _masked_attention(x, w_q, w_k, w_v, order="after")
+
+
+def _causal_probes(seed):
+    rng = np.random.default_rng(seed + 600)
+    probes = []
+    for n, d_model, d_k, d_v in [(4, 6, 3, 3), (6, 8, 4, 4), (1, 4, 2, 2), (int(rng.integers(5, 12)), 5, 3, 6)]:
+        x = rng.normal(size=(n, d_model))
+        probes.append((x, *(rng.normal(size=(d_model, d)) for d in (d_k, d_k, d_v))))
+    return probes
+
+
+def _past_hidden(x, w_q, w_k, w_v):
+    scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
+    past = np.tril(np.ones(scores.shape, dtype=bool), k=-1)
+    return _softmax(np.where(past, -np.inf, scores)) @ (x @ w_v)
+
+
+CAUSAL_MISTAKES = [
+    Mistake("the future scores are set to 0 before the softmax, but exp(0) = 1 still gives them weight: set "
+            "them to -inf (np.exp(-inf) = 0), so that the softmax spreads each row over the visible tokens only",
+            lambda *a: _masked_attention(*a, fill=0.0)),
+    Mistake("the mask now hides the past: the entries above the diagonal (k=1 in np.triu) are the future",
+            _past_hidden),
+    Mistake("the diagonal is hidden too: a token may attend to itself, and the first token sees nothing "
+            "else (use k=1 in np.triu)",
+            lambda *a: _masked_attention(*a, k=0)),
+]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -162,24 +280,22 @@ class ChoiceQuestion(Question):
 EXERCISES = ExerciseSet("ch00", "Why order matters", [
     FunctionQuestion(qid="q1", title="Self-attention in NumPy", name="self_attention", points=3,
                      probes=_attention_probes, reference=self_attention, mistakes=ATTENTION_MISTAKES,
-                     compare=lambda got, expected, args: describe_mismatch(got, expected, what="output"),
-                     describe_args=_describe_attention_args),
+                     compare=_compare_attention, describe_args=_describe_attention_args),
     FunctionQuestion(qid="q2", title="Measuring equivariance", name="equivariance_gap", points=2,
                      probes=_gap_probes, reference=equivariance_gap, mistakes=GAP_MISTAKES,
                      compare=_compare_gap,
                      describe_args=lambda a: f"{a[0]!r}, x of shape {a[1].shape}, perm={a[2].tolist()}"),
     FunctionQuestion(qid="q3", title="The causal mask", name="causal_mask", points=2,
-                     probes=lambda seed: [(1,), (2,), (4,), (7,)], reference=causal_mask,
+                     probes=_mask_probes, reference=causal_mask,
                      mistakes=MASK_MISTAKES, compare=_compare_mask,
                      describe_args=lambda a: f"n_tokens={a[0]}"),
     ChoiceQuestion(qid="q4", title="Which operations ignore order?", name="order_blind", points=2,
-                   answer=frozenset("acd"),
-                   mistakes=((frozenset("ad"), "mean-pooling is blind to order too: a sum does not depend on the "
-                                               "order of its terms"),
-                             (frozenset("ac"), "a position-wise layer treats every row alike, whatever its place, "
-                                               "so shuffling the rows shuffles its outputs"),
-                             (frozenset("abcd"), "a causal mask lets token t see only tokens 0..t, so shuffling "
-                                                 "changes what each token sees"),
-                             (frozenset("acde"), "once positional encodings are added, the same token at another "
-                                                 "place is a different vector"))),
+                   answer="acd", options=ORDER_BLIND_OPTIONS),
+    ValueQuestion(qid="q5", title="What the causal mask leaks", name="first_token_weights", points=1,
+                  expected=first_token_weights, mistakes=Q5_MISTAKES),
+    FindTheBugQuestion(qid="q6", title="Find the bug: causal attention", name="causal_attention", points=2,
+                       probes=_causal_probes, reference=causal_attention, bug=_handed_out_attention,
+                       mistakes=CAUSAL_MISTAKES,
+                       compare=lambda got, expected, args: describe_mismatch(got, expected, what="output"),
+                       describe_args=lambda a: f"x of shape {a[0].shape}, d_k={a[2].shape[1]}"),
 ])

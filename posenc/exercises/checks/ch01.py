@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, describe_mismatch
+from posenc.exercises.framework import (
+    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch,
+)
 from posenc.lib.encoding import sinusoidal_encoding
 
 # ---------------------------------------------------------------------------------------------------
 # q1, q5: the encoding itself, and the same diagnosis for the find-the-bug question
 
-ENCODING_PROBES = [(0, 4), (1, 4), (1, 1), (7, 6), (13, 5), (50, 16), (33, 9), (128, 64), (2000, 256)]
+ENCODING_PROBES = [(0, 4), (1, 4), (1, 1), (7, 6), (13, 5), (50, 16), (33, 9), (128, 64)]
+TIMING_PROBES = [(1000, 128)]      # only timed: a double loop takes about 0.1 s here, whole arrays 1 ms
 
 
 def _with_random_sizes(fixed, seed, make):
@@ -30,7 +33,7 @@ def _encoding_variant(n_positions, d_model, *, base=10000.0, exponent="pair", la
     positions = np.arange(start, start + n_positions, dtype=np.float64)[:, None]
     columns = np.arange(d_model)
     pair = columns // 2
-    if layout == "halves":                       # all sines first, then all cosines
+    if layout in ("halves", "tensor2tensor"):    # all sines first, then all cosines
         half = (d_model + 1) // 2
         pair = np.where(columns < half, columns, columns - half)
     power = {"pair": 2 * pair / d_model,          # right: omega_i = base^(-2i/d)
@@ -38,6 +41,8 @@ def _encoding_variant(n_positions, d_model, *, base=10000.0, exponent="pair", la
              "column doubled": 2 * columns / d_model,
              "pair not doubled": pair / d_model,
              "dimension": columns / d_model}[exponent]
+    if layout == "tensor2tensor":                 # frequencies from 1 to 1/base exactly: log spacing / (d/2 - 1)
+        power = pair / (d_model // 2 - 1)
     angles = positions / base ** power
     is_sine = (columns % 2 == 0) if layout == "interleaved" else (columns < (d_model + 1) // 2)
     if swap:
@@ -46,10 +51,22 @@ def _encoding_variant(n_positions, d_model, *, base=10000.0, exponent="pair", la
     return table[:, : d_model - 1] if drop_odd_column and d_model % 2 else table
 
 
+def _even(n_positions, d_model):
+    return d_model % 2 == 0
+
+
+def _even_from_4(n_positions, d_model):
+    return d_model % 2 == 0 and d_model >= 4
+
+
 ENCODING_MISTAKES = [
     Mistake("layout: you put all sines first and then all cosines (the 'halves' layout); "
             "the exercise asks for the paper's interleaved layout, sin in column 2i and cos in 2i+1",
-            lambda n, d: _encoding_variant(n, d, layout="halves")),
+            lambda n, d: _encoding_variant(n, d, layout="halves"), applies=_even),
+    Mistake("layout and frequencies of tensor2tensor: all sines first, then all cosines, with the frequencies "
+            "spaced by log(10000)/(d_model/2 - 1); the exercise asks for the paper's interleaved layout (sin in "
+            "column 2i, cos in 2i+1) with omega_i = 10000^(-2i/d_model)",
+            lambda n, d: _encoding_variant(n, d, layout="tensor2tensor"), applies=_even_from_4),
     Mistake("sin and cos are swapped: column 2i holds sin(omega_i pos) and column 2i+1 holds cos",
             lambda n, d: _encoding_variant(n, d, swap=True)),
     Mistake("exponent: you used the dimension index where the pair index belongs (2*(2i)/d); "
@@ -73,29 +90,47 @@ ENCODING_MISTAKES = [
 ]
 
 
+FLOAT32 = ("the values agree with the reference only to about 7 digits: that is float32 arithmetic somewhere "
+           "(np.float32 positions or frequencies, or a torch tensor), and sin of large angles loses precision "
+           "in float32; compute in float64")
+
+
 def _compare_encoding(got, expected, args):
     n_positions, d_model = args
     problem = describe_mismatch(got, expected, what="encoding", dtype=np.float64)
-    if problem and isinstance(got, np.ndarray) and got.shape == expected.shape:
-        if got.dtype == np.float32 and np.allclose(got, expected, atol=1e-5):
+    if problem and isinstance(got, np.ndarray) and got.shape == expected.shape \
+            and np.issubdtype(got.dtype, np.floating) and np.isfinite(got).all() \
+            and np.allclose(got, expected, rtol=0, atol=1e-3):
+        if got.dtype == np.float32:
             return "the values are right but the dtype is float32; return float64 (np.float64)"
+        return f"{FLOAT32} ({problem})"
     if problem and d_model % 2 and isinstance(got, np.ndarray) and got.shape == (n_positions, d_model - 1):
         return f"with odd d_model={d_model} a column is missing: {problem}"
     return problem
 
 
-def _encoding_question(qid, title, name, points, slow_seconds=None):
-    return FunctionQuestion(
-        qid=qid, title=title, name=name, points=points,
+def _encoding_question(kind, **fields):
+    return kind(
         probes=_encoding_probes,
         reference=sinusoidal_encoding,
-        mistakes=ENCODING_MISTAKES,
         compare=_compare_encoding,
         describe_args=lambda args: f"n_positions={args[0]}, d_model={args[1]}",
-        slow_seconds=slow_seconds,
         error_hint=lambda args: (f" (an odd d_model must work too: with d_model={args[1]} the last column "
                                  "is the sine of the last pair, with no cosine)" if args[1] % 2 else ""),
+        **fields,
     )
+
+
+def handed_out_encoding(n_positions, d_model):
+    """q5 as handed out: every column uses its own index in the exponent (j/d), so the cosine of pair i
+    turns at another frequency than its sine."""
+    return _encoding_variant(n_positions, d_model, exponent="dimension")
+
+
+# q5's bug is the "dimension" mistake (reported only as "still there"); these are the repairs that go
+# half-way or break something else.
+REPAIR_MISTAKES = [m for m in ENCODING_MISTAKES
+                   if m.message.startswith(("exponent: 2j/d", "exponent: i/d", "sin and cos are swapped"))]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -174,26 +209,66 @@ def first_repeat(encoding, decimals):
     return None
 
 
-def _planted_table(seed, n_rows, d, repeat_at, copy_of, noise=0.004):
-    """Random rows in [-1, 1] with row ``repeat_at`` a near copy of row ``copy_of``."""
-    rng = np.random.default_rng(seed)
-    table = rng.uniform(-1, 1, size=(n_rows, d)).round(2) + 0.001   # away from rounding edges
+def _planted_table(rng, n_rows, d, repeat_at, copy_of, noise=0.002, decimals=2):
+    """Random rows in [-1, 1], away from rounding edges, with row ``repeat_at`` a near copy of row
+    ``copy_of`` (``noise`` off in every entry) and no other repeat at ``decimals`` decimals."""
+    step = 10.0 ** -decimals
+    grid = rng.choice(np.arange(-1 / step, 1 / step + 1), size=(n_rows, d), replace=True) * step
+    while len({tuple(row) for row in grid.round(decimals).tolist()}) < n_rows:   # redraw until rows differ
+        grid = rng.choice(np.arange(-1 / step, 1 / step + 1), size=(n_rows, d), replace=True) * step
+    table = grid + step / 10
     table[repeat_at] = table[copy_of] + noise
     return table
 
 
 def _repeat_probes(seed):
+    rng = np.random.default_rng([seed, 4])
+    far, later = int(rng.integers(12, 40)), int(rng.integers(5, 25))
     return [
-        (_planted_table(seed + 1, 40, 3, repeat_at=29, copy_of=12), 2),
-        (_planted_table(seed + 2, 40, 3, repeat_at=17, copy_of=3), 2),
-        (_planted_table(seed + 3, 40, 3, repeat_at=17, copy_of=3, noise=0.03), 2),   # no repeat
-        (_planted_table(seed + 4, 25, 2, repeat_at=21, copy_of=20, noise=0.03), 1),
-        (sinusoidal_encoding(700, 4), 1),
+        (_planted_table(rng, 40, 3, repeat_at=far, copy_of=int(rng.integers(0, 8))), 2),   # a far repeat
+        (_planted_table(rng, 40, 3, repeat_at=17, copy_of=3, noise=0.03), 2),               # no repeat
+        (_planted_table(rng, 25, 2, repeat_at=later, copy_of=later - 1, noise=0.03, decimals=1), 1),  # neighbours
+        (_planted_table(rng, 40, 3, repeat_at=far, copy_of=int(rng.integers(0, 8)), noise=0.0), 2),   # exact
+        (_signed_zero_table(rng), 2),             # -0.0 and 0.0 are the same number
         (np.zeros((0, 4)), 2),
     ]
 
 
+def _signed_zero_table(rng):
+    """A repeat whose rounded rows are equal but hold -0.0 in one and 0.0 in the other (as in the
+    sinusoidal encoding, where sinusoidal_encoding(20000, 4) first repeats at 624 with 1 decimal, and
+    at 635 if -0.0 and 0.0 were different)."""
+    table = _planted_table(rng, 30, 3, repeat_at=int(rng.integers(15, 30)), copy_of=int(rng.integers(0, 5)))
+    later = first_repeat(table, 2)
+    earlier = next(p for p in range(later) if np.array_equal(table[p].round(2), table[later].round(2)))
+    column = int(rng.integers(0, 3))
+    table[earlier, column], table[later, column] = -0.001, 0.002    # round to -0.0 and 0.0
+    return table
+
+
+def _neighbour_repeat(table, decimals):
+    rounded = np.round(table, decimals)
+    return next((p for p in range(1, len(rounded)) if np.array_equal(rounded[p], rounded[p - 1])), None)
+
+
+def _bytes_repeat(table, decimals):
+    seen = set()
+    for position, row in enumerate(np.round(table, decimals)):
+        if row.tobytes() in seen:
+            return position
+        seen.add(row.tobytes())
+    return None
+
+
+NEIGHBOURS = ("you compared each row only with the row just before it; a position can repeat one seen long "
+              "before: compare each rounded row with every earlier one (a set of rounded rows does this)")
+
 REPEAT_MISTAKES = [
+    Mistake(NEIGHBOURS, _neighbour_repeat),
+    Mistake(NEIGHBOURS, lambda table, dec: _neighbour_repeat(table, 12)),
+    Mistake("the rows are compared as bytes (row.tobytes()) or as text, where -0.0 and 0.0 differ; np.round "
+            "gives -0.0 for small negative numbers, and it is the same number as 0.0: compare the values, "
+            "e.g. tuple(row.tolist())", _bytes_repeat),
     Mistake("you returned the earlier position of the pair; return the first position whose rounded row "
             "equals an earlier one (the later of the two)",
             lambda table, dec: _earlier_of_first_repeat(table, dec)),
@@ -231,9 +306,49 @@ def _describe_table_args(args):
 
 # ---------------------------------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------------------------------
+# q6: which criterion the normalised index breaks (one choice)
+
+NORMALISED_OPTIONS = {
+    "a": "within one sentence the numbers 0, 1/(L-1), ..., 1 are all different, so the normalised index is "
+         "unique; it fails elsewhere",
+    "b": "one step is worth 1/(L-1), a different amount in every sentence length, and position 3 gets another "
+         "number in a longer sentence: the same offset does not mean the same thing everywhere",
+    "c": "pos / (L - 1) never leaves [0, 1], however long the sentence: it is bounded (the raw index pos is "
+         "the one that grows without limit)",
+    "d": "the formula has no randomness: the same position in a sentence of the same length always gets the "
+         "same number; what changes it is the sentence length, which is a different criterion",
+}
+
+# ---------------------------------------------------------------------------------------------------
+# q7: the squared norm of a row (d_model = 64, position 1000)
+
+Q7_D_MODEL, Q7_POSITION = 64, 1000
+
+
+def row_squared_norm():
+    return float((sinusoidal_encoding(Q7_POSITION + 1, Q7_D_MODEL)[Q7_POSITION] ** 2).sum())
+
+
+Q7_MISTAKES = [
+    (lambda: float(Q7_D_MODEL),
+     "each column is at most 1 in size, but a column holds sin or cos, not both: each of the d_model / 2 pairs "
+     "adds sin^2 + cos^2 = 1, so the squared norm is d_model / 2"),
+    (lambda: float(np.sqrt(Q7_D_MODEL / 2)),
+     "that is the norm itself, sqrt(d_model / 2); the question asks for its square"),
+    (lambda: float(np.sqrt(Q7_D_MODEL)),
+     "each of the d_model / 2 pairs adds sin^2 + cos^2 = 1 to the squared norm: d_model / 2, not sqrt(d_model)"),
+    (lambda: 1.0, "sin^2 + cos^2 = 1 holds for each pair, and the row has d_model / 2 pairs: they add up"),
+    (lambda: float(Q7_POSITION),
+     "the entries are sines and cosines, at most 1 in size, at every position: the norm does not grow with pos"),
+]
+
+# ---------------------------------------------------------------------------------------------------
+
 EXERCISES = ExerciseSet("ch01", "From binary counters to sinusoids", [
-    _encoding_question("q1", "The sinusoidal encoding, vectorised", "sinusoidal_encoding", 3,
-                       slow_seconds=0.5),
+    _encoding_question(FunctionQuestion, qid="q1", title="The sinusoidal encoding, vectorised",
+                       name="sinusoidal_encoding", points=3, mistakes=ENCODING_MISTAKES,
+                       timing_probes=lambda seed: TIMING_PROBES, slow_seconds=0.05),
     FunctionQuestion(qid="q2", title="Wavelength of a pair", name="wavelength", points=2,
                      probes=lambda seed: _with_random_sizes(
                          WAVELENGTH_PROBES, seed, lambda rng: (int(rng.integers(0, 32)), 64, float(rng.integers(100, 20000)))),
@@ -249,5 +364,10 @@ EXERCISES = ExerciseSet("ch01", "From binary counters to sinusoids", [
     FunctionQuestion(qid="q4", title="The first repeat at low precision", name="first_repeat", points=2,
                      probes=_repeat_probes, reference=first_repeat, mistakes=REPEAT_MISTAKES,
                      compare=_compare_position, describe_args=_describe_table_args),
-    _encoding_question("q5", "Find the bug", "fixed_encoding", 1),
+    _encoding_question(FindTheBugQuestion, qid="q5", title="Find the bug", name="fixed_encoding", points=1,
+                       bug=handed_out_encoding, mistakes=REPAIR_MISTAKES),
+    ChoiceQuestion(qid="q6", title="What the normalised index breaks", name="normalised_index_breaks",
+                   points=1, answer="b", options=NORMALISED_OPTIONS, single=True),
+    ValueQuestion(qid="q7", title="How long is a row?", name="row_squared_norm", points=1,
+                  expected=row_squared_norm, mistakes=Q7_MISTAKES),
 ])

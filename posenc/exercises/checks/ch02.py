@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch
+from posenc.exercises.framework import (
+    ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch,
+)
 from posenc.lib.encoding import DEFAULT_BASE, encoding_at, frequencies, wavelengths
 from posenc.lib.rotation import dot_product_profile, shift_operator, shift_vectors
 
@@ -93,6 +95,24 @@ ROTATION_PROBES = [(0, 1, 8), (1, 3, 8), (3, 5, 8), (2, -7, 16), (5, 100, 16), (
                    (1, 2, 4, 100.0), (0, 0, 4)]
 
 
+def _drawn(seed, tag):
+    """A generator for the inputs a question draws from the grader's seed."""
+    return np.random.default_rng([seed, 2, tag])
+
+
+def _random_base(rng):
+    return float(rng.choice([10.0, 100.0, 1000.0, 10000.0, float(rng.integers(20, 50000))]))
+
+
+def _rotation_probes(seed):
+    rng = _drawn(seed, 1)
+    drawn = []
+    for _ in range(2):
+        d_model = 2 * int(rng.integers(2, 40))
+        drawn.append((int(rng.integers(1, d_model // 2)), int(rng.integers(-500, 500)), d_model, _random_base(rng)))
+    return [*ROTATION_PROBES, *drawn]
+
+
 def _rotation_variant(**mistake):
     def variant(i, k, d_model, base=DEFAULT_BASE):
         return _wrong_blocks(k, d_model, base, **mistake)[i]
@@ -113,6 +133,12 @@ ROTATION_MISTAKES = [Mistake(message, _rotation_variant(**mistake)) for message,
 # q2: the block-diagonal T(k)
 
 SHIFT_PROBES = [(1, 4), (3, 8), (-5, 8), (10, 16), (7, 6, 100.0), (0, 4), (123, 32), (2, 2)]
+
+
+def _shift_probes(seed):
+    rng = _drawn(seed, 2)
+    drawn = [(int(rng.integers(-300, 300)), 2 * int(rng.integers(2, 24)), _random_base(rng)) for _ in range(2)]
+    return [*SHIFT_PROBES, *drawn]
 
 
 def _shift_variant(layout="diagonal", **mistake):
@@ -200,6 +226,13 @@ def dot_profile(offsets, d_model, base=DEFAULT_BASE):
 
 PROFILE_PROBES = [(np.arange(-50, 51), 16, 100.0), (np.arange(0, 10), 8), (np.array([0, 1, -1, 1000, -2500]), 128),
                   (np.arange(-5, 6), 2, 10.0), (np.array([7, 300]), 512)]
+
+
+def _profile_probes(seed):
+    rng = _drawn(seed, 4)
+    drawn = [(rng.integers(-3000, 3000, size=int(rng.integers(3, 30))), 2 * int(rng.integers(1, 128)),
+              _random_base(rng)) for _ in range(2)]
+    return [*PROFILE_PROBES, *drawn]
 
 
 def _profile_variant(exponent="pair", unit="radians", combine="sum", trig=np.cos):
@@ -300,14 +333,49 @@ def _q6_mistakes():
 
 
 # ---------------------------------------------------------------------------------------------------
+# q7: why both sine and cosine (one choice)
+
+SINE_AND_COSINE_OPTIONS = {
+    "a": "sin(w(t + k)) = sin(wt) cos(wk) + cos(wt) sin(wk) needs cos(wt); with the cosine stored beside the "
+         "sine, the shift is one fixed rotation of each pair, the same matrix for every t, and with the sine "
+         "alone no fixed matrix works for all t",
+    "b": "the width is fixed (d_model) either way: the cosine columns replace sines of other frequencies, so "
+         "it is not about having more dimensions",
+    "c": "sines are bounded too, in [-1, 1]; boundedness holds with or without the cosine",
+    "d": "the cosine does make PE(0) non-zero, but any constant column would do that; what the theorem needs "
+         "is the pair (sin, cos), whose shift is a rotation",
+}
+
+# ---------------------------------------------------------------------------------------------------
+# q8: how many entries of T(1) are non-zero (d_model = 512)
+
+Q8_D_MODEL, Q8_OFFSET = 512, 1
+
+
+def nonzero_entries():
+    return int(np.count_nonzero(shift_operator(Q8_OFFSET, Q8_D_MODEL)))
+
+
+Q8_MISTAKES = [
+    (lambda: Q8_D_MODEL,
+     "the diagonal holds cos(omega_i), but each 2x2 block also holds sin(omega_i) and -sin(omega_i) off the "
+     "diagonal, which are not zero for k = 1: 4 entries per block"),
+    (lambda: Q8_D_MODEL // 2, "that is the number of 2x2 blocks; each block has 4 non-zero entries"),
+    (lambda: Q8_D_MODEL * Q8_D_MODEL,
+     "T(k) is block-diagonal: outside its d_model / 2 blocks of size 2x2 every entry is zero"),
+    (lambda: 4 * Q8_D_MODEL, "there are d_model / 2 blocks (one per pair), not d_model: 4 * d_model / 2 entries"),
+    (lambda: 3 * Q8_D_MODEL // 2, "all 4 entries of a block are non-zero for k = 1: cos, sin, -sin and cos"),
+]
+
+# ---------------------------------------------------------------------------------------------------
 
 EXERCISES = ExerciseSet("ch02", "The relative-shift proof", [
     FunctionQuestion(qid="q1", title="The rotation of one pair", name="rotation", points=2,
-                     probes=lambda seed: ROTATION_PROBES, reference=rotation, mistakes=ROTATION_MISTAKES,
+                     probes=_rotation_probes, reference=rotation, mistakes=ROTATION_MISTAKES,
                      compare=lambda got, expected, args: describe_mismatch(got, expected, what="rotation"),
                      describe_args=lambda args: ", ".join(map(repr, args))),
     FunctionQuestion(qid="q2", title="The shift operator T(k)", name="shift_operator", points=2,
-                     probes=lambda seed: SHIFT_PROBES, reference=shift_operator, mistakes=SHIFT_MISTAKES,
+                     probes=_shift_probes, reference=shift_operator, mistakes=SHIFT_MISTAKES,
                      compare=lambda got, expected, args: describe_mismatch(got, expected, what="matrix T(k)"),
                      describe_args=lambda args: ", ".join(map(repr, args))),
     FunctionQuestion(qid="q3", title="Shifting a table of vectors", name="shift_rows", points=2,
@@ -317,10 +385,14 @@ EXERCISES = ExerciseSet("ch02", "The relative-shift proof", [
                      error_hint=lambda args: (" (each row is one vector v; T(k) v for all rows at once is "
                                               "table @ T.T)")),
     FunctionQuestion(qid="q4", title="The dot-product profile", name="dot_profile", points=2,
-                     probes=lambda seed: PROFILE_PROBES, reference=dot_profile, mistakes=PROFILE_MISTAKES,
+                     probes=_profile_probes, reference=dot_profile, mistakes=PROFILE_MISTAKES,
                      compare=_compare_profile, describe_args=_describe_profile_args),
     ValueQuestion(qid="q5", title="Where the profile first goes negative", name="first_negative_offset",
                   points=1, expected=first_negative_offset, mistakes=_q5_mistakes()),
     ValueQuestion(qid="q6", title="Pairs that turn within a context", name="pairs_with_full_turn",
                   points=1, expected=pairs_with_full_turn, mistakes=_q6_mistakes()),
+    ChoiceQuestion(qid="q7", title="Why both sine and cosine?", name="why_sine_and_cosine", points=1,
+                   answer="a", options=SINE_AND_COSINE_OPTIONS, single=True),
+    ValueQuestion(qid="q8", title="How sparse is T(k)?", name="nonzero_entries", points=1,
+                  expected=nonzero_entries, mistakes=Q8_MISTAKES),
 ])

@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 from posenc.lib import combining
-from posenc.exercises.framework import ExerciseSet, FunctionQuestion, Mistake, describe_mismatch
+from posenc.exercises.framework import (
+    ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch,
+)
 from posenc.lib.encoding import sinusoidal_encoding
 
 # ---------------------------------------------------------------------------------------------------
@@ -15,6 +17,13 @@ from posenc.lib.encoding import sinusoidal_encoding
 
 PARAM_PROBES = [("add", 32, 32, 32), ("concat", 32, 32, 32), ("concat", 16, 16, 32), ("add", 512, 512, 1536),
                 ("concat", 512, 256, 1536), ("concat", 24, 8, 10), ("add", 8, 8, 3)]
+
+
+def _param_probes(seed):
+    rng = np.random.default_rng([seed, 3, 1])
+    width, d_out = int(rng.integers(2, 800)), int(rng.integers(2, 800))
+    d_token, d_position = int(rng.integers(2, 800)), int(rng.integers(2, 800))
+    return [*PARAM_PROBES, ("add", width, width, d_out), ("concat", d_token, d_position, int(rng.integers(2, 800)))]
 
 
 def _params_variant(scheme, d_token, d_position, d_out, *, add_width="right", concat_width="right",
@@ -110,8 +119,13 @@ def _concat_error_hint(args):
 
 def _projection_probes(seed):
     # (n, d_x), (n, d_p), (d_x + d_p, d_out); equal widths first, where swapped or tied blocks still run.
+    # The last two give p a single row shared by every position: the sum broadcasts, a concatenation
+    # cannot be built (the question asks for the sum without it).
     dims = [(5, 4, 4, 3), (6, 3, 3, 7), (4, 6, 2, 5), (7, 2, 5, 4), (3, 8, 8, 8)]
-    return [tuple(_arrays(seed + 20 + k, (n, dx), (n, dp), (dx + dp, do))) for k, (n, dx, dp, do) in enumerate(dims)]
+    probes = [tuple(_arrays(seed + 20 + k, (n, dx), (n, dp), (dx + dp, do))) for k, (n, dx, dp, do) in enumerate(dims)]
+    shared = [(4, 3, 3, 5), (6, 5, 2, 4)]
+    probes += [tuple(_arrays(seed + 30 + k, (n, dx), (1, dp), (dx + dp, do))) for k, (n, dx, dp, do) in enumerate(shared)]
+    return probes
 
 
 def _blocks(x, w):
@@ -133,6 +147,10 @@ PROJECTION_MISTAKES = [
 
 def _projection_error_hint(args):
     x, p, w = args
+    if p.shape[0] == 1 < x.shape[0]:
+        return (f" (here p has a single row, shape {p.shape}, shared by all {x.shape[0]} positions: "
+                "x @ w_x + p @ w_p broadcasts, but the concatenation [x; p] cannot even be built. Split w into "
+                f"w[:{x.shape[1]}] and w[{x.shape[1]}:] instead of concatenating)")
     return (f" (x is {x.shape}, p is {p.shape}, w is {w.shape}: the token part meets the first "
             f"d_x = {x.shape[1]} rows of w, w[:{x.shape[1]}], and the positions the remaining {p.shape[1]}, "
             f"w[{x.shape[1]}:])")
@@ -256,6 +274,11 @@ def _input_error_hint(args):
 
 STD_PROBES = [(2,), (8,), (32,), (64,), (100,), (512,), (1024,)]
 
+
+def _std_probes(seed):
+    rng = np.random.default_rng([seed, 3, 6])
+    return [*STD_PROBES, *((2 * int(rng.integers(2, 4096)),) for _ in range(2))]
+
 STD_MISTAKES = [
     Mistake("that is tensor2tensor's d_model^(-1/2), which gives sqrt(d_model) E[token] a norm of about "
             "sqrt(d_model); a PE row is shorter, sqrt(d_model / 2), because each of the d_model / 2 pairs "
@@ -283,6 +306,49 @@ def _compare_number(got, expected, args):
 
 
 # ---------------------------------------------------------------------------------------------------
+# q7: what the layer after a concatenation sees (one choice)
+
+CONCAT_OPTIONS = {
+    "a": "[x; p] W = x W_x + p W_p: the first layer adds a token part and a position part, with separate "
+         "maps, so after it the two are mixed just as with addition",
+    "b": "only the input keeps them in separate dimensions: the first linear layer already returns the sum "
+         "x W_x + p W_p, and later layers see only that",
+    "c": "W_p is trained like any other weight: nothing multiplies the position part by zero, and it "
+         "reaches the output as p W_p",
+    "d": "(x + p) W is the special case W_x = W_p = W (tied blocks); in general the blocks differ, so the "
+         "result is x W_x + p W_p, not (x + p) W",
+}
+
+# ---------------------------------------------------------------------------------------------------
+# q8: how much longer a scaled token vector is than a PE row (PyTorch's N(0, 1), d_model = 512)
+
+Q8_D_MODEL = 512
+
+
+def norm_ratio():
+    """sqrt(E |sqrt(d) e|^2) / |PE(pos)| with e ~ N(0, 1)^d: sqrt(d * d) / sqrt(d / 2) = sqrt(2 d)."""
+    token = math.sqrt(Q8_D_MODEL * Q8_D_MODEL * 1.0)
+    position = math.sqrt(Q8_D_MODEL / 2)
+    return token / position
+
+
+Q8_MISTAKES = [
+    (lambda: math.sqrt(Q8_D_MODEL),
+     "sqrt(d_model) is the standard deviation of one scaled entry; the norm of the scaled token vector adds "
+     "d_model such entries: sqrt(d_model * d_model) = d_model"),
+    (lambda: math.sqrt(Q8_D_MODEL / 2), "that is the norm of a PE row, sqrt(d_model / 2), on its own; divide the "
+                                        "token vector's norm by it"),
+    (lambda: float(Q8_D_MODEL), "that is the norm of the scaled token vector, sqrt(d_model * d_model); divide it "
+                                "by the norm of a PE row, sqrt(d_model / 2)"),
+    (lambda: norm_ratio() ** 2, "that is the ratio of the squared norms; the question asks for the ratio of the "
+                                "norms, its square root"),
+    (lambda: math.sqrt(2), "that is the ratio with tensor2tensor's N(0, 1/d_model) embeddings; PyTorch's "
+                           "nn.Embedding draws from N(0, 1), d_model times more variance"),
+    (lambda: 1.0, "with N(0, 1) entries and the sqrt(d_model) scale the token vector is far longer than a PE "
+                  "row; they match only with std 1 / sqrt(2 d_model) (question 6)"),
+]
+
+# ---------------------------------------------------------------------------------------------------
 
 
 def _shapes(args):
@@ -291,7 +357,7 @@ def _shapes(args):
 
 EXERCISES = ExerciseSet("ch03", "Addition vs concatenation", [
     FunctionQuestion(qid="q1", title="Parameters of the first projection", name="projection_params", points=2,
-                     probes=lambda seed: PARAM_PROBES, reference=combining.projection_params,
+                     probes=_param_probes, reference=combining.projection_params,
                      mistakes=PARAM_MISTAKES, compare=_compare_int,
                      describe_args=lambda a: ", ".join(map(repr, a))),
     FunctionQuestion(qid="q2", title="The concatenated input", name="concat_inputs", points=1,
@@ -313,7 +379,11 @@ EXERCISES = ExerciseSet("ch03", "Addition vs concatenation", [
                      compare=lambda got, expected, args: describe_mismatch(got, expected, what="input",
                                                                            rtol=1e-6, atol=1e-9)),
     FunctionQuestion(qid="q6", title="Matching norms", name="matching_init_std", points=1,
-                     probes=lambda seed: STD_PROBES, reference=lambda d: combining.matching_init_std(d),
+                     probes=_std_probes, reference=lambda d: combining.matching_init_std(d),
                      mistakes=STD_MISTAKES, compare=_compare_number,
                      describe_args=lambda a: f"d_model={a[0]}"),
+    ChoiceQuestion(qid="q7", title="What the layer after a concatenation sees", name="after_concatenation",
+                   points=1, answer="a", options=CONCAT_OPTIONS, single=True),
+    ValueQuestion(qid="q8", title="How loud are the tokens?", name="norm_ratio", points=1,
+                  expected=norm_ratio, mistakes=Q8_MISTAKES),
 ])

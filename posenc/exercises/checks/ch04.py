@@ -17,12 +17,14 @@ import numpy as np
 
 from posenc.exercises.framework import (
     TAMPERED,
+    ChoiceQuestion,
     ExerciseSet,
     FunctionQuestion,
     Mistake,
     Outcome,
     Question,
     TypedValue,
+    ValueQuestion,
     call,
     tensor,
 )
@@ -39,6 +41,16 @@ def _grader_array(seed: int, tag: int, shape: tuple[int, ...]) -> np.ndarray:
     """Random float32 values, fixed by (seed, tag); rounded so float32 and float64 agree exactly."""
     rng = np.random.default_rng([seed, tag])
     return np.round(rng.normal(size=shape), 3).astype(np.float32)
+
+
+def _drawn(seed: int, tag: int) -> np.random.Generator:
+    """A generator for the sizes a question draws from the grader's seed."""
+    return np.random.default_rng([seed, 4, tag])
+
+
+def _sizes(probes: list, seed: int, index: int, draw: Callable[[np.random.Generator], tuple], tag: int):
+    """The fixed sizes of probe ``index``, or, past the fixed ones, sizes drawn from the seed."""
+    return probes[index] if index < len(probes) else draw(_drawn(seed, tag + index))
 
 
 def _skipped(entry) -> bool:
@@ -110,12 +122,15 @@ def _module_record(group: list, after: list[dict]) -> dict:
     built = _outcome(group[0])
     if not built.ok:
         return {"constructor_error": built.error}
-    record = {}
+    record = {"calls": []}
     for step, entry in zip(after, group[1:]):
         if step["op"] == "call":
             forward = _outcome(entry)
-            record.update(error=forward.error, error_type=forward.error_type,
-                          output=forward.value if forward.ok else None)
+            call_record = {"error": forward.error, "error_type": forward.error_type,
+                           "output": forward.value if forward.ok else None}
+            record["calls"].append(call_record)
+            if len(record["calls"]) == 1:       # the first forward pass is the one most judges read
+                record.update(call_record)
         else:
             record[_RECORD_KEY[step["op"]]] = None if _skipped(entry) else entry
     return record
@@ -203,6 +218,12 @@ NO_GRADIENT = ("no gradient reaches the table: the output was computed from a de
 SIN_PARAMETER = ("the sinusoidal table is registered as a parameter: a fixed encoding must not appear in "
                  "parameters(), where optimisers receive it and parameter counts include it; store it with "
                  "self.register_buffer(...)")
+SIN_NO_BUFFER = ("the module keeps no table: it rebuilds the encoding in every forward call. Compute the "
+                 "max_len rows once in __init__ and store them with self.register_buffer(...), so that they are "
+                 "built once and move with the module (.to(device), .double())")
+SIN_BUFFER_UNUSED = ("forward does not read the buffer: after the buffer's numbers were changed, the output "
+                     "stayed the same. Slice the buffer in forward (self.pe[:n]) instead of recomputing the table "
+                     "or reading a copy of it")
 SIN_ATTRIBUTE = ("the table is a plain tensor attribute, not a buffer: .to(device) and .double() would leave "
                  "it behind; store it with self.register_buffer(...)")
 GUARD_SILENT = ("past max_len the module returned a result, but there is no row there: raise a ValueError "
@@ -210,6 +231,8 @@ GUARD_SILENT = ("past max_len the module returned a result, but there is no row 
 GUARD_TYPE = ("past max_len the module raised something other than a ValueError: check the length first and "
               "raise a ValueError that names max_len")
 GUARD_LIMIT = "the ValueError does not say the maximum: tell the user the limit, max_len"
+GUARD_PASSTHROUGH = ("within max_len the module returned x unchanged: after the length check, call "
+                     "super().forward(x), so that it behaves exactly like LearnedPositionalEmbedding")
 GUARD_OFF_BY_ONE = ("off by one: positions 0..max_len-1 all have rows, so a sequence of exactly max_len tokens "
                     "fits and must not raise")
 
@@ -224,6 +247,12 @@ def _catalogued(*messages) -> tuple:
 
 
 LEARNED_PROBES = [(10, 4, (3, 6, 4)), (10, 4, (2, 10, 4)), (50, 8, (1, 7, 8)), (20, 6, (5, 1, 6)), (12, 3, (4, 2, 3))]
+
+
+def _drawn_module_sizes(rng) -> tuple:
+    """(max_len, d_model, input shape) for one more module probe, drawn from the grader's seed."""
+    max_len, d_model = int(rng.integers(5, 80)), 2 * int(rng.integers(1, 12))
+    return max_len, d_model, (int(rng.integers(1, 5)), int(rng.integers(1, max_len + 1)), d_model)
 
 # What a module that should add rows 0..n-1 of its table to x may return instead (both q1 and q2).
 ADDITION_VARIANTS = [
@@ -256,7 +285,7 @@ def _addition_problem(contexts, records, describe_call) -> str | None:
 
 
 def _learned_context(seed: int, index: int) -> dict:
-    max_len, d_model, shape = LEARNED_PROBES[index]
+    max_len, d_model, shape = _sizes(LEARNED_PROBES, seed, index, _drawn_module_sizes, 100)
     return {"max_len": max_len, "d_model": d_model, "n": shape[1],
             "x": _grader_array(seed, 100 + index, shape), "table": _grader_array(seed, 200 + index, (max_len, d_model))}
 
@@ -266,7 +295,7 @@ class LearnedModuleQuestion(ModuleQuestion):
     """``cls(max_len, d_model)`` adds a trainable (max_len, d_model) table to batch-first input."""
 
     mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT) + tuple(ADDITION_VARIANTS)
-    n_contexts = len(LEARNED_PROBES)
+    n_contexts = len(LEARNED_PROBES) + 1
 
     def context(self, seed, index):
         return _learned_context(seed, index)
@@ -332,18 +361,27 @@ def _learned_structure_problem(record: dict, context: dict) -> str | None:
 
 SINUSOIDAL_PROBES = [(8, 50, (3, 5, 8)), (6, 20, (2, 20, 6)), (16, 100, (1, 7, 16)), (4, 12, (4, 3, 4))]
 
+
 def _sinusoidal_context(seed: int, index: int) -> dict:
-    d_model, max_len, shape = SINUSOIDAL_PROBES[index]
+    if index < len(SINUSOIDAL_PROBES):
+        d_model, max_len, shape = SINUSOIDAL_PROBES[index]
+    else:
+        max_len, d_model, shape = _drawn_module_sizes(_drawn(seed, 300 + index))
     return {"max_len": max_len, "d_model": d_model, "n": shape[1],
-            "x": _grader_array(seed, 300 + index, shape), "table": sinusoidal_encoding(max_len, d_model)}
+            "x": _grader_array(seed, 300 + index, shape), "table": sinusoidal_encoding(max_len, d_model),
+            "planted": _grader_array(seed, 350 + index, (max_len, d_model))}
 
 
 @dataclass
 class SinusoidalModuleQuestion(ModuleQuestion):
-    """``cls(d_model, max_len)`` adds the fixed sinusoidal table, held as a buffer, to batch-first input."""
+    """``cls(d_model, max_len)`` adds the fixed sinusoidal table, held as a buffer, to batch-first input.
 
-    mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE) + tuple(ADDITION_VARIANTS)
-    n_contexts = len(SINUSOIDAL_PROBES)
+    After a first forward pass the probe overwrites the buffer with grader-chosen numbers and runs forward
+    again: a module that builds its table once and reads it from the buffer adds the new numbers.
+    """
+
+    mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE, SIN_NO_BUFFER, SIN_BUFFER_UNUSED) + tuple(ADDITION_VARIANTS)
+    n_contexts = len(SINUSOIDAL_PROBES) + 1
 
     def context(self, seed, index):
         return _sinusoidal_context(seed, index)
@@ -355,29 +393,47 @@ class SinusoidalModuleQuestion(ModuleQuestion):
         return f"{self.name}(d_model={context['d_model']}, max_len={context['max_len']})"
 
     def after(self, context, index):
-        return [{"op": "structure", "target": f"module{index}"}, *super().after(context, index)]
+        module = f"module{index}"
+        return [{"op": "structure", "target": module}, *super().after(context, index),
+                {"op": "assign", "target": module, "numel": context["max_len"] * context["d_model"],
+                 "values": context["planted"], "store": f"buffer{index}"},
+                call(tensor(context["x"]), target=module)]
 
     def judge_records(self, contexts, records, seed):
         for context, record in zip(contexts, records):
-            problem = _sinusoidal_structure_problem(record["structure"], context)
+            problem = _sinusoidal_structure_problem(record["structure"], record["table"], context)
             if problem:
-                return False, problem
+                return False, f"{problem} (seen in {self.describe(context)})"
         problem = _addition_problem(contexts, records,
                                     lambda c: f"{self.name}({c['d_model']}, {c['max_len']}) on x of shape {c['x'].shape}")
-        return (False, problem) if problem else (True, "correct")
+        if problem:
+            return False, problem
+        for context, record in zip(contexts, records):
+            second = record["calls"][1]
+            got, _ = _output_array(second["output"]) if second["error"] is None else (None, None)
+            expected = context["x"] + context["planted"][: context["n"]]
+            if got is None or got.shape != expected.shape or not np.allclose(got, expected, atol=ATOL, rtol=0):
+                return False, f"{SIN_BUFFER_UNUSED} (seen in {self.describe(context)})"
+        return True, "correct"
 
 
-def _sinusoidal_structure_problem(structure: dict, context: dict) -> str | None:
+def _sinusoidal_structure_problem(structure: dict, table: dict | None, context: dict) -> str | None:
     parameters = structure["parameters"]
     if parameters:
         names = ", ".join(f"`{name}`" for name, _, _ in parameters)
         frozen = all(not trainable for _, _, trainable in parameters)
         note = " (even with requires_grad=False it is still a parameter)" if frozen else ""
         return f"{SIN_PARAMETER}. Found: {names}{note}"
+    if table is not None and table["kind"] == "buffer":
+        return None
     numel = context["max_len"] * context["d_model"]
-    if not structure["buffers"] and any(math.prod(shape) == numel for _, shape in structure["attributes"]):
+    if any(math.prod(shape) == numel for _, shape in structure["attributes"]):
         return SIN_ATTRIBUTE
-    return None
+    if structure["buffers"]:
+        found = ", ".join(f"`{name}` of shape {tuple(shape)}" for name, shape in structure["buffers"])
+        return (f"the module's buffers ({found}) do not hold the max_len x d_model = {numel} numbers of the "
+                "table: store exactly the rows of the max_len positions the module was built for")
+    return SIN_NO_BUFFER
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -428,6 +484,7 @@ class LayoutQuestion(Question):
     """``fn(x, table, batch_first)`` for (batch, seq, d) and (seq, batch, d) inputs."""
 
     mistakes: tuple = tuple(LAYOUT_VARIANTS)
+    reference: Callable = add_positions
 
     def probe(self, seed=0):
         steps = []
@@ -471,6 +528,12 @@ def positional_parameters(kind, max_len, d_model):
 COUNT_PROBES = [("learned", 512, 768), ("learned", 1024, 768), ("sinusoidal", 512, 512), ("learned", 64, 32),
                 ("sinusoidal", 2048, 1024), ("learned", 7, 3)]
 
+
+def _count_probes(seed):
+    rng = _drawn(seed, 4)
+    return [*COUNT_PROBES, *((kind, int(rng.integers(2, 4096)), 2 * int(rng.integers(1, 1024)))
+                             for kind in ("learned", "sinusoidal", "learned"))]
+
 COUNT_MISTAKES = [
     Mistake("the sinusoidal table is a buffer, not a parameter: it costs no trainable parameters",
             lambda kind, n, d: n * d),
@@ -496,17 +559,23 @@ def _compare_count(got, expected, args):
 GUARD_PROBES = [(10, 4, (2, 10, 4)), (10, 4, (2, 11, 4)), (10, 4, (3, 40, 4)), (25, 6, (1, 26, 6)), (25, 6, (2, 3, 6))]
 
 
+def _drawn_guard_sizes(rng) -> tuple:
+    max_len, d_model = int(rng.integers(5, 60)), 2 * int(rng.integers(1, 8))
+    return max_len, d_model, (int(rng.integers(1, 4)), max_len + int(rng.integers(1, 30)), d_model)
+
+
 def _guard_context(seed: int, index: int) -> dict:
-    max_len, d_model, shape = GUARD_PROBES[index]
-    return {"max_len": max_len, "d_model": d_model, "n": shape[1], "x": _grader_array(seed, 600 + index, shape)}
+    max_len, d_model, shape = _sizes(GUARD_PROBES, seed, index, _drawn_guard_sizes, 600)
+    return {"max_len": max_len, "d_model": d_model, "n": shape[1], "x": _grader_array(seed, 600 + index, shape),
+            "table": _grader_array(seed, 650 + index, (max_len, d_model))}
 
 
 @dataclass
 class GuardQuestion(ModuleQuestion):
     """``cls(max_len, d_model)`` raises a ValueError naming max_len for longer input, and only then."""
 
-    mistakes: tuple = _catalogued(GUARD_OFF_BY_ONE, GUARD_SILENT, GUARD_TYPE, GUARD_LIMIT)
-    n_contexts = len(GUARD_PROBES)
+    mistakes: tuple = _catalogued(GUARD_OFF_BY_ONE, GUARD_SILENT, GUARD_TYPE, GUARD_LIMIT, GUARD_PASSTHROUGH)
+    n_contexts = len(GUARD_PROBES) + 1
 
     def context(self, seed, index):
         return _guard_context(seed, index)
@@ -516,6 +585,13 @@ class GuardQuestion(ModuleQuestion):
 
     def describe(self, context):
         return f"{self.name}({context['max_len']}, {context['d_model']})"
+
+    def after(self, context, index):
+        """Give the inherited table grader-chosen values, then run forward."""
+        module = f"module{index}"
+        return [{"op": "assign", "target": module, "numel": context["max_len"] * context["d_model"],
+                 "values": context["table"], "store": f"table{index}"},
+                call(tensor(context["x"]), target=module)]
 
     def judge_records(self, contexts, records, seed):
         for context, record in zip(contexts, records):
@@ -532,6 +608,9 @@ class GuardQuestion(ModuleQuestion):
                     return False, f"{where} raised {error}; sequences up to max_len tokens must work"
                 if shape != context["x"].shape:
                     return False, f"{where} returned no tensor of the input's shape {context['x'].shape}"
+                problem = _within_limit_problem(output.value, record["table"], context)
+                if problem:
+                    return False, f"{problem} (seen in {where})"
                 continue
             if error is None:
                 return False, f"{GUARD_SILENT} ({where})"
@@ -544,6 +623,69 @@ class GuardQuestion(ModuleQuestion):
         return True, "correct"
 
 
+def _within_limit_problem(output: np.ndarray, table: dict | None, context: dict) -> str | None:
+    """None when a sequence within max_len gets what the parent class gives, x + table[:n]."""
+    x = context["x"].astype(np.float64)
+    if table is None or table["kind"] != "parameter":
+        return ("the module holds no trainable table of max_len * d_model numbers: it must inherit the one of "
+                "your LearnedPositionalEmbedding (question 1)")
+    got = np.asarray(output, dtype=np.float64)
+    if np.allclose(got, x + context["table"][: context["n"]], atol=ATOL, rtol=0):
+        return None
+    if np.allclose(got, x, atol=ATOL, rtol=0):
+        return GUARD_PASSTHROUGH
+    return ("within max_len the output is not what LearnedPositionalEmbedding gives, x + table[:n]: let the "
+            "parent class do the work with super().forward(x)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# q6: rows of the chapter's learned table that never get a gradient
+
+
+def _chapter_sizes() -> tuple[int, int, int]:
+    """(max_len, train_length, d_model) of the chapter's experiment, read from its configuration."""
+    from posenc.lib.experiments import LengthExperiment
+
+    config = LengthExperiment()
+    return config.max_len, config.train_length, config.d_model
+
+
+def untrained_rows():
+    max_len, train_length, _ = _chapter_sizes()
+    return max_len - train_length
+
+
+UNTRAINED_MISTAKES = [
+    (lambda: _chapter_sizes()[1],
+     "those are the rows that do get a gradient: forward slices rows 0..L-1, so the other max_len - L rows "
+     "never take part in a forward pass"),
+    (lambda: _chapter_sizes()[0], "rows L..max_len-1 never take part in a forward pass during training, so "
+                                  "no gradient reaches them; only the first L rows are trained"),
+    (lambda: 0, "every training sequence has L tokens, so forward slices only rows 0..L-1 of the table: the "
+                "other rows get no gradient at any step"),
+    (lambda: untrained_rows() - 1, "off by one: positions 0..L-1 are L rows, so rows L..max_len-1 are "
+                                   "max_len - L rows"),
+    (lambda: untrained_rows() + 1, "off by one: positions 0..L-1 are L rows, so rows L..max_len-1 are "
+                                   "max_len - L rows"),
+    (lambda: untrained_rows() * _chapter_sizes()[2],
+     "that counts numbers (rows times d_model); the question asks for rows"),
+]
+
+# ---------------------------------------------------------------------------------------------------
+# q7: what the sinusoidal model does past the training length (one choice)
+
+EXTRAPOLATION_OPTIONS = {
+    "a": "the paper stated that as a hypothesis, not a result; the table is defined at every position, but "
+         "the model never saw those vectors in training, and in the chapter's experiment its accuracy falls "
+         "soon after L",
+    "b": "defined is not the same as useful: nothing in training tells the model what to do with the "
+         "encodings of positions it never saw, so it must be measured, and in the chapter it fails soon after L",
+    "c": "the sinusoidal module computes as many rows as it is asked for; only the learned table has a "
+         "last row, max_len - 1",
+    "d": "the rows of a learned table past L get no gradient at all: they keep their random initial values, "
+         "so they tell the model nothing about those positions",
+}
+
 # ---------------------------------------------------------------------------------------------------
 
 EXERCISES = ExerciseSet("ch04", "Learned vs sinusoidal positional encodings", [
@@ -553,9 +695,13 @@ EXERCISES = ExerciseSet("ch04", "Learned vs sinusoidal positional encodings", [
                              points=3),
     LayoutQuestion(qid="q3", title="Batch-first and sequence-first", name="add_positions", points=2),
     FunctionQuestion(qid="q4", title="What each table costs", name="positional_parameters", points=1,
-                     probes=lambda seed: COUNT_PROBES, reference=positional_parameters,
+                     probes=_count_probes, reference=positional_parameters,
                      mistakes=COUNT_MISTAKES, compare=_compare_count,
                      describe_args=lambda a: f"{a[0]!r}, max_len={a[1]}, d_model={a[2]}"),
     GuardQuestion(qid="q5", title="Past max_len", name="CheckedPositionalEmbedding", points=2),
+    ValueQuestion(qid="q6", title="Rows that never learn", name="untrained_rows", points=1,
+                  expected=untrained_rows, mistakes=UNTRAINED_MISTAKES),
+    ChoiceQuestion(qid="q7", title="Past the training length", name="past_training_length", points=1,
+                   answer="b", options=EXTRAPOLATION_OPTIONS, single=True),
 ])
 
