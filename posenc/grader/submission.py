@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from posenc.exercises.authoring import ROOT
+from posenc.paths import EXERCISES
 
 MAX_FILE_BYTES = 100 * 2**20
 SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
@@ -190,7 +190,7 @@ def _bound_names(node: ast.stmt) -> set[str]:
 
 def _exercise_code_cells(set_id: str):
     """The source of every code cell of the set's exercise notebook, as handed out."""
-    for path in sorted((ROOT / "exercises").glob(f"{set_id}_*.ipynb")):
+    for path in sorted(EXERCISES.glob(f"{set_id}_*.ipynb")):
         try:
             nb = json.loads(path.read_text())
         except (OSError, ValueError):
