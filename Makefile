@@ -10,6 +10,9 @@
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).
 PYTHON_VERSIONS := 3.11
+# Where to take torch from. Empty: the default index, whose Linux build of torch carries several GB of CUDA
+# libraries; on Linux or WSL without an NVIDIA GPU: make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -39,6 +42,7 @@ check-python:
 $(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23"
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-deps --index-url $(TORCH_INDEX) "$$(grep '^torch==' constraints.txt)")
 	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ipykernel)" >/dev/null
@@ -64,10 +68,11 @@ browser-setup: $(STAMP)
 
 # 1. unit and grader tests, the book build (tests/test_book.py, which executes every notebook in .venv) and
 # the Colab simulation (tests/test_colab.py, which executes every notebook again, alone, in a Colab-like
-# environment with the package installed as its first cell does), each of those two on one worker;
+# environment with the package installed as its first cell does), in that order, so that each of those
+# two starts at once on a worker of its own (--no-loadscope-reorder keeps the order of the files given);
 # 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium.
 test: $(STAMP) browser-setup
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests/test_book.py tests/test_colab.py tests --ignore=tests/browser
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests/test_colab.py tests --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
 	$(BIN)/python -m pytest tests/browser
 

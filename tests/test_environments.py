@@ -108,3 +108,12 @@ def test_make_accepts_a_supported_python(tmp_path):
 def test_make_refuses_a_missing_interpreter(tmp_path):
     result = make(f"VENV={tmp_path / 'venv'}", "PYTHON=python3.nope", "setup", path_dir=tmp_path)
     assert result.returncode != 0 and "make PYTHON=python3.11 setup" in result.stderr, result.stderr
+
+
+def test_make_setup_can_take_torch_from_the_cpu_index():
+    index = "https://download.pytorch.org/whl/cpu"
+    result = make("-n", "-B", "VENV=/nonexistent/venv", f"TORCH_INDEX={index}", "setup", path_dir=ROOT)
+    line = next(line for line in result.stdout.splitlines() if "--index-url" in line)
+    assert f"--no-deps --index-url {index}" in line and "grep '^torch==' constraints.txt" in line, line
+    plain = make("-n", "-B", "VENV=/nonexistent/venv", "setup", path_dir=ROOT)
+    assert "--index-url" not in plain.stdout
