@@ -59,7 +59,7 @@ if importlib.util.find_spec("posenc") is None:
     importlib.invalidate_caches()"""
 INSTALL_METADATA = {
     "tags": ["hide-cell"],
-    "mystnb": {"code_prompt_show": "Set-up cell for Colab and Binder: installs the course package if missing",
+    "mystnb": {"code_prompt_show": "Set-up cell for Colab: installs the course package if it is missing",
                "code_prompt_hide": "Hide the set-up cell"},
 }
 
