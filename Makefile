@@ -1,11 +1,18 @@
-# Two commands do everything on a fresh machine with Python 3.11 and make:
+# Two commands do everything on a fresh machine with Python 3.11 and make (another interpreter:
+# make PYTHON=python3.11 ...):
 #   make book           set up .venv, execute every notebook and build the site into _build/html
 #   make test           set up .venv and run every test (what CI runs), browser tests included
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
-# Other targets: lab, exercises, bench, grade, experiments, browser-setup, clean.
+#   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
+# Other targets: exercises, bench, grade, experiments, browser-setup, clean.
 
 PYTHON ?= python3
+# The Python versions the pins in constraints.txt are tested with (CI runs the first).
+PYTHON_VERSIONS := 3.11
+# Where to take torch from. Empty: the default index, whose Linux build of torch carries several GB of CUDA
+# libraries; on Linux or WSL without an NVIDIA GPU: make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -18,14 +25,24 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help setup book student-book linkcheck browser-setup test lab exercises bench grade experiments clean
+.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade experiments clean
 
 help:
-	@sed -n 's/^#  *//p' Makefile | head -6
+	@sed -n 's/^#  *//p' Makefile | head -8
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+# Refuses, in one line, an interpreter outside PYTHON_VERSIONS: the existing .venv's, else $(PYTHON).
+check-python:
+	@py=$(PYTHON); fix=""; \
+	if test -x $(BIN)/python; then py=$(BIN)/python; fix="rm -rf $(VENV), then "; fi; \
+	version=$$($$py --version 2>&1 | sed -n 's/^Python \([0-9]*\.[0-9]*\).*/\1/p'); \
+	case " $(PYTHON_VERSIONS) " in *" $$version "*) ;; *) \
+	  echo "error: this course needs Python $(PYTHON_VERSIONS), but $$py is $${version:-not a working Python}: $${fix}pick one with: make PYTHON=python3.11 $(or $(MAKECMDGOALS),setup)" >&2; \
+	  exit 1;; esac
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23"
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-deps --index-url $(TORCH_INDEX) "$$(grep '^torch==' constraints.txt)")
 	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ipykernel)" >/dev/null
@@ -49,15 +66,19 @@ linkcheck: $(STAMP)
 browser-setup: $(STAMP)
 	PYTHON=$(BIN)/python tests/browser/setup.sh
 
-# 1. unit, grader and notebook tests, with the book build (tests/test_book.py) on one of the two workers;
+# 1. unit and grader tests, the book build (tests/test_book.py, which executes every notebook in .venv) and
+# the Colab simulation (tests/test_colab.py, which executes every notebook again, alone, in a Colab-like
+# environment with the package installed as its first cell does), in that order, so that each of those
+# two starts at once on a worker of its own (--no-loadscope-reorder keeps the order of the files given);
 # 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium.
 test: $(STAMP) browser-setup
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests/test_book.py tests notebooks exercises solutions --ignore=tests/browser
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests/test_colab.py tests --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
 	$(BIN)/python -m pytest tests/browser
 
+LAB_ARGS ?=
 lab: $(STAMP)
-	$(BIN)/jupyter lab
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 exercises: $(STAMP)
 	$(BIN)/python -m posenc.exercises.authoring

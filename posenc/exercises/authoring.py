@@ -13,16 +13,21 @@ when one follows, or else with ``raise NotImplementedError`` at the same indenta
 keeps the solution and drops the stub. A cell tagged ``solution`` appears only in the solution copy, a
 cell tagged ``exercise`` only in the student copy.
 
-    python -m posenc.exercises.authoring           # write exercises/*.ipynb, solutions/*.ipynb, handouts.json
-    python -m posenc.exercises.authoring --check   # fail if a committed copy is out of date
+Every notebook of the book (the chapters in the table of contents too, which are written by hand) gets
+the same first code cell, right after its title: on Colab or Binder it installs the course package from
+the repository and ref named in ``_config.yml`` when the package is missing, and elsewhere it does nothing.
+A fork that changes ``repository.url`` runs ``make exercises`` and every notebook installs from the fork.
+
+    python -m posenc.exercises.authoring           # write exercises/, solutions/, the chapters' install cells
+    python -m posenc.exercises.authoring --check   # fail if a committed notebook is out of date
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import io
-import json
 import re
 import sys
 from pathlib import Path
@@ -31,13 +36,65 @@ import nbformat
 
 from posenc.paths import EXERCISE_SOURCES as SOURCE_DIR, ROOT
 
-HANDOUTS = Path(__file__).with_name("handouts.json")     # read by the grader: see handouts_text()
 MARKER = re.compile(r"^(?P<indent>\s*)### (?P<edge>BEGIN|END) (?P<kind>SOLUTION|STUB)\s*$")
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
 class SourceError(ValueError):
-    """A malformed exercise source (unbalanced or nested markers)."""
+    """A malformed exercise source (unbalanced or nested markers), or no usable repository in _config.yml."""
+
+
+# The first code cell of every notebook. Where the package is installed (the book build, the tests,
+# `make lab`, Binder) it does nothing and prints nothing; the site folds it under a prompt that says what
+# it is for (hide-cell). In Colab it installs the package from the repository and ref of _config.yml,
+# which are also where the site's launch buttons open the notebook from.
+INSTALL_CELL_ID = "install-posenc"
+INSTALL_SOURCE = """\
+# Installs the course package when it is missing (a notebook opened alone, as in Colab); else does nothing.
+import importlib, importlib.util, subprocess, sys
+course_package = "{requirement}"
+if importlib.util.find_spec("posenc") is None:
+    print(f"Installing the course package: pip install '{{course_package}}'")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", course_package], check=True)
+    importlib.invalidate_caches()"""
+INSTALL_METADATA = {
+    "tags": ["hide-cell"],
+    "mystnb": {"code_prompt_show": "Set-up cell for Colab: installs the course package if it is missing",
+               "code_prompt_hide": "Hide the set-up cell"},
+}
+
+
+def repository(config_path: Path | None = None) -> tuple[str, str]:
+    """The repository URL and ref of ``_config.yml``, which drive the launch buttons and the install cells."""
+    import yaml
+
+    config_path = config_path or ROOT / "_config.yml"
+    repo = (yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}).get("repository") or {}
+    url, ref = str(repo.get("url") or "").rstrip("/"), str(repo.get("branch") or "")
+    if not re.fullmatch(r"https://[^\s@]+", url) or not re.fullmatch(r"[\w./-]+", ref):
+        raise SourceError(f"{config_path.name}: repository.url must be the https address of the course's "
+                          f"repository and repository.branch its branch or tag (got {url!r} and {ref!r})")
+    return url, ref
+
+
+def install_requirement(url: str, ref: str) -> str:
+    """What pip installs in a notebook opened alone: the package at the ref the site was built from."""
+    return f"posenc @ git+{url}@{ref}"
+
+
+def install_cell(url: str, ref: str) -> nbformat.NotebookNode:
+    source = INSTALL_SOURCE.format(requirement=install_requirement(url, ref))
+    cell = nbformat.v4.new_code_cell(source, metadata=copy.deepcopy(INSTALL_METADATA))
+    cell["id"] = INSTALL_CELL_ID
+    return cell
+
+
+def with_install_cell(nb: nbformat.NotebookNode, cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with ``cell`` as its first code cell: after a leading title cell, replacing an older copy."""
+    cells = [c for c in nb.cells if c.get("id") != INSTALL_CELL_ID]
+    titled = bool(cells) and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ")
+    nb.cells = cells[:int(titled)] + [cell] + cells[int(titled):]
+    return nb
 
 
 def _read_block(lines: list[str], start: int, kind: str, where: str) -> tuple[list[str], int]:
@@ -78,12 +135,15 @@ def split_blocks(source: str, keep: str, where: str = "cell") -> str:
     return "\n".join(out)
 
 
-def render(source_path: Path, copy: str) -> nbformat.NotebookNode:
-    """The ``exercise`` or ``solution`` copy of one source, as a notebook without outputs."""
+def render(source_path: Path, which: str, install: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
+    """The ``exercise`` or ``solution`` copy of one source, as a notebook without outputs.
+
+    ``install`` is the install cell (default: the one ``_config.yml`` calls for).
+    """
     import jupytext
 
-    keep = {"exercise": "stub", "solution": "solution"}[copy]
-    dropped_tag = {"exercise": "solution", "solution": "exercise"}[copy]
+    keep = {"exercise": "stub", "solution": "solution"}[which]
+    dropped_tag = {"exercise": "solution", "solution": "exercise"}[which]
     source_nb = jupytext.read(source_path, fmt="py:percent")
     set_id = source_path.stem.split("_", 1)[0]
     cells = []
@@ -102,11 +162,11 @@ def render(source_path: Path, copy: str) -> nbformat.NotebookNode:
             new = nbformat.v4.new_markdown_cell(cell.source, metadata=metadata)
         new["id"] = f"{set_id}-{index:02d}"
         cells.append(new)
-    nb = nbformat.v4.new_notebook(cells=cells)
+    nb = with_install_cell(nbformat.v4.new_notebook(cells=cells), install or install_cell(*repository()))
     nb.metadata = {
         "kernelspec": KERNELSPEC,
         "language_info": {"name": "python"},
-        "posenc": {"exercise_set": set_id, "copy": copy,
+        "posenc": {"exercise_set": set_id, "copy": which,
                    "generated_from": f"solutions/source/{source_path.name}"},
     }
     return nb
@@ -119,6 +179,31 @@ def targets(source_path: Path) -> dict[str, Path]:
 
 def sources() -> list[Path]:
     return sorted(SOURCE_DIR.glob("*.py"))
+
+
+def toc_notebooks() -> list[Path]:
+    """Every notebook the book's table of contents lists (chapters, exercises, solutions), in its order."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    entries = [toc["root"]] + [entry["file"] for part in toc.get("parts", []) for entry in part["chapters"]]
+    return [ROOT / f"{entry}.ipynb" for entry in entries if (ROOT / f"{entry}.ipynb").is_file()]
+
+
+def expected_notebooks(cell: nbformat.NotebookNode | None = None) -> dict[Path, str]:
+    """Every notebook this module writes or refreshes, and the text it should hold.
+
+    ``cell`` is the install cell (default: the one ``_config.yml`` calls for).
+    """
+    cell = cell or install_cell(*repository())
+    expected = {}
+    for source in sources():
+        for which, path in targets(source).items():
+            expected[path] = as_text(render(source, which, cell))
+    for path in toc_notebooks():     # hand-written notebooks: only the install cell is ours
+        if path not in expected:
+            expected[path] = as_text(with_install_cell(nbformat.read(path, as_version=4), cell))
+    return expected
 
 
 def as_text(nb: nbformat.NotebookNode) -> str:
@@ -140,36 +225,13 @@ def notebook_namespace(path: Path) -> dict:
     return namespace
 
 
-def handouts_text() -> str:
-    """``posenc/exercises/handouts.json``: the code cells of every exercise notebook as handed out.
-
-    The batch grader reads it to tell a student's own code from the handed-out cells and to warm its
-    kernels with the notebooks' imports; it ships inside the package, so a grader installed from a
-    wheel needs no checkout.
-    """
-    cells = {}
-    for source in sources():
-        notebook = render(source, "exercise")
-        cells[notebook.metadata["posenc"]["exercise_set"]] = [c.source for c in notebook.cells
-                                                              if c.cell_type == "code"]
-    return json.dumps(cells, indent=1, sort_keys=True) + "\n"
-
-
-def generated() -> dict[Path, str]:
-    """Every file ``make exercises`` writes, with its text."""
-    files = {path: as_text(render(source, copy)) for source in sources() for copy, path in targets(source).items()}
-    files[HANDOUTS] = handouts_text()
-    return files
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if a generated file is out of date")
     args = parser.parse_args(argv)
     stale = []
-    for path, text in generated().items():
-        current = path.read_text() if path.exists() else None
-        if current == text:
+    for path, text in expected_notebooks().items():
+        if path.exists() and path.read_text() == text:
             continue
         if args.check:
             stale.append(path.relative_to(ROOT))

@@ -11,9 +11,9 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
+from posenc.paths import EXERCISES
 
 MAX_FILE_BYTES = 100 * 2**20
 SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
@@ -195,10 +195,17 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return names
 
 
-def _exercise_code_cells(set_id: str) -> list[str]:
-    """The source of every code cell of the set's exercise notebook, as handed out (from the package)."""
-    handouts = json.loads(resources.files("posenc.exercises").joinpath("handouts.json").read_text())
-    return handouts.get(set_id, [])
+def _exercise_code_cells(set_id: str):
+    """The source of every code cell of the set's exercise notebook, as handed out."""
+    for path in sorted(EXERCISES.glob(f"{set_id}_*.ipynb")):
+        try:
+            nb = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for cell in nb.get("cells", []):
+            if cell.get("cell_type") == "code":
+                source = cell.get("source", "")
+                yield "".join(source) if isinstance(source, list) else source
 
 
 def template_sources(set_id: str) -> set[str]:
