@@ -135,7 +135,7 @@ _ROTARY_JS = r"""
 """
 
 
-def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position: int = 0, offset: int = 3,
+def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position: int = 0, offset: int = 4,
                           pair: int = 0, max_position: int = 100, max_offset: int = 20, seed: int = 5,
                           size: int = 300, element_id: str | None = None):
     """A query and a key of one rotary head, turned to positions m and n = m + offset, with their logit.

@@ -26,7 +26,7 @@ from torch import nn
 
 from posenc.lib.attention import METHODS, AttentionPosition, RotaryPosition
 from posenc.lib.encoding import DEFAULT_BASE
-from posenc.lib.experiments import LengthExperiment, LABELS, fmt, in_distribution, markdown_table, steps_to_loss
+from posenc.lib.experiments import LABELS, LengthExperiment, fmt, markdown_table, steps_to_loss
 from posenc.lib.models import TinyTransformer
 from posenc.lib.rotary import apply_rotary, rotary_angles, rotary_frequencies, rotated_width
 from posenc.lib.tasks import IGNORE
@@ -215,6 +215,12 @@ class InsideExperiment(LengthExperiment):
         return markdown_table(*inside_table(runs, self.kinds))
 
 
+def _field(run, name: str):
+    """A field of a Run or of a saved record (duck-typed: ``python -m posenc.lib.experiments`` makes its Runs
+    in ``__main__``, so ``isinstance`` against this module's import of Run would fail)."""
+    return getattr(run, name) if hasattr(run, name) else run[name]
+
+
 def steps_of(run, threshold: float = 0.1) -> float:
     """Steps to a training loss below ``threshold``: ``steps_to_loss`` for a Run; for a saved record, which
     keeps only the mean loss of every 10 steps, the end of the first 10-step block below it (so to the
@@ -230,6 +236,7 @@ def inside_table(runs, kinds) -> tuple[list[str], list[list[str]]]:
     over seeds (Run objects or saved records)."""
     rows = []
     for kind in kinds:
-        steps = np.array([steps_of(r) for r in runs if (r.kind if hasattr(r, "kind") else r["kind"]) == kind])
-        rows.append([LABELS[kind], fmt(in_distribution(runs, kind), 3), fmt(steps, 0)])
+        mine = [r for r in runs if _field(r, "kind") == kind]
+        accuracy = np.array([_field(r, "accuracy") for r in mine])
+        rows.append([LABELS[kind], fmt(accuracy, 3), fmt(np.array([steps_of(r) for r in mine]), 0)])
     return ["method", "accuracy at L", "steps to loss < 0.1"], rows
