@@ -433,6 +433,8 @@ def summary_headers(config: LengthExperiment) -> list[str]:
 SWEEPS = {
     "ch04": ("posenc.lib.experiments", "LengthExperiment",
              "learned vs sinusoidal positional encodings, inside and beyond the training length"),
+    "ch06": ("posenc.lib.rotary_analysis", "InsideExperiment",
+             "rotary attention against every position method of the course, inside the training length"),
 }
 
 
