@@ -36,8 +36,23 @@ def site() -> Path:
 
 @pytest.fixture(scope="session")
 def base_url(site, external):
-    with helpers.serve(site, {helpers.MATHJAX_MOUNT: helpers.MATHJAX_DIR}) as url:
+    with helpers.serve(site, helpers.MOUNTS) as url:
         external.mathjax_base = f"{url.rstrip('/')}{helpers.MATHJAX_MOUNT}"
+        yield url
+
+
+@pytest.fixture(scope="session")
+def student_site() -> Path:
+    if not (helpers.STUDENT_SITE / "index.html").exists():
+        pytest.skip(f"no student edition at {helpers.STUDENT_SITE}: run `make student-book` first "
+                    "(or set POSENC_STUDENT_SITE)")
+    return helpers.STUDENT_SITE
+
+
+@pytest.fixture(scope="session")
+def student_base_url(student_site, external):
+    with helpers.serve(student_site, helpers.MOUNTS) as url:
+        external.mathjax_base = external.mathjax_base or f"{url.rstrip('/')}{helpers.MATHJAX_MOUNT}"
         yield url
 
 
@@ -134,18 +149,30 @@ def new_page(browser_context):
 _REPORTS: dict[str, object] = {}
 
 
-@pytest.fixture()
-def report_of(browser_context, base_url, external):
+def _reporter(browser_context, site: Path, base_url: str, external, **options):
     def get(page: helpers.Page):
         if page.source is None:
             pytest.skip(f"{page.docname} is listed in the table of contents but not written yet")
-        if not (helpers.SITE / page.html_path).exists():
-            pytest.skip(f"{page.docname} has no page in {helpers.SITE} (built before it was added?)")
+        if not (site / page.html_path).exists():
+            pytest.skip(f"{page.docname} has no page in {site} (built before it was added?)")
         key = f"{base_url}{page.html_path}"
         if key not in _REPORTS:
-            _REPORTS[key] = inspect_page(browser_context, base_url, page, external)
+            _REPORTS[key] = inspect_page(browser_context, base_url, page, external, **options)
         return _REPORTS[key]
     return get
+
+
+@pytest.fixture()
+def report_of(browser_context, site, base_url, external):
+    """The full inspection of a page of the book (pageview.inspect_page)."""
+    return _reporter(browser_context, site, base_url, external)
+
+
+@pytest.fixture()
+def student_report_of(browser_context, student_site, student_base_url, external):
+    """The audit of a page of the student edition: accessibility and layout, no screenshots."""
+    return _reporter(browser_context, student_site, student_base_url, external, full=False,
+                     name_prefix="student__")
 
 
 def pytest_collection_modifyitems(config, items):
