@@ -46,6 +46,7 @@ def test_course_stylesheet_and_script_are_served_from_the_package():
     sphinxext.add_static_files(None, config)
     sphinxext.add_static_files(None, config)
     assert config.html_static_path == ["_static", str(sphinxext.STATIC)]
+    assert config.posenc_static_digest == sphinxext.static_digest() and len(config.posenc_static_digest) == 64
     for name in (sphinxext.STYLESHEET, sphinxext.SCRIPT):
         assert (sphinxext.STATIC / name).is_file(), name
 

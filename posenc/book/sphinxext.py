@@ -26,6 +26,7 @@ that wraps on a phone, a fade on the edge of boxes that scroll sideways), and fi
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 STATIC = Path(__file__).with_name("static")
@@ -71,9 +72,21 @@ def fix_body(app, pagename, templatename, context, doctree) -> None:
 
 
 def add_static_files(app, config) -> None:
-    """Serve the course's stylesheet and script from the package's ``static`` folder on every page."""
+    """Serve the course's stylesheet and script from the package's ``static`` folder on every page.
+
+    Sphinx copies static files only when it writes pages, so their digest is a configuration value that
+    makes it rewrite the pages when they change, even if no page did (the student edition's build).
+    """
     if str(STATIC) not in map(str, config.html_static_path):
         config.html_static_path.append(str(STATIC))
+    config.posenc_static_digest = static_digest()
+
+
+def static_digest() -> str:
+    digest = hashlib.sha256()
+    for file in sorted(STATIC.iterdir()):
+        digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
 
 
 def default_theme_mode(app, config) -> None:
@@ -85,6 +98,7 @@ def default_theme_mode(app, config) -> None:
 
 def setup(app):
     app.connect("config-inited", default_theme_mode)
+    app.add_config_value("posenc_static_digest", "", "html")
     app.connect("config-inited", add_static_files)
     app.connect("html-page-context", fix_body)
     app.add_css_file(STYLESHEET)
