@@ -50,11 +50,12 @@ browser-setup: $(STAMP)
 	PYTHON=$(BIN)/python tests/browser/setup.sh
 
 # 1. unit, grader and notebook tests, with the book build (tests/test_book.py) on one of the two workers;
-# 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium.
+# 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium, the pages
+# shared out between two workers (each with its own Chromium).
 test: $(STAMP) browser-setup
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests/test_book.py tests notebooks exercises solutions --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
-	$(BIN)/python -m pytest tests/browser
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab

@@ -175,6 +175,38 @@ def student_report_of(browser_context, student_site, student_base_url, external)
                      name_prefix="student__")
 
 
+def page_group(nodeid: str) -> str:
+    """The group of a test for the workers: one per page and edition, the rest together.
+
+    ``tests/browser/test_pages.py::test_x[notebooks/02_relative_shift]`` -> ``book:notebooks/02_relative_shift``;
+    the same page in test_student_edition.py -> ``student:...``; a test without parameters -> ``browser``.
+    """
+    match = re.match(r"^(?P<file>[^:]*)::[^\[]*\[(?P<param>.*)\]$", nodeid)
+    if not match:
+        return "browser"
+    edition = "student" if match["file"].endswith("test_student_edition.py") else "book"
+    return f"{edition}:{match['param']}"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``pytest -n 2 --dist loadgroup`` (make test): every test of a page on one worker.
+
+    Each worker inspects a page once (report_of) for all the tests about it, and the pages are shared out
+    between the workers. pytest-xdist 3.8 groups tests by rewriting their ids, which pytest 9 ignores, so
+    the group is read from the test's id here (page_group).
+    """
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PageScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return page_group(nodeid)
+
+    return PageScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tests/browser" in str(item.fspath).replace("\\", "/"):

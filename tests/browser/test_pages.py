@@ -19,9 +19,8 @@ import yaml
 
 from tests.browser import audit, helpers
 
-# All browser tests share one worker under `pytest -n 2 --dist loadgroup`, so each page loads once.
-pytestmark = pytest.mark.xdist_group("browser")
-
+# Under `pytest -n 2 --dist loadgroup` (make test) every test of a page runs on the same worker, so each
+# page is loaded once (conftest.pytest_xdist_make_scheduler).
 PAGES = helpers.toc_pages() if helpers.TOC.exists() else []
 by_page = pytest.mark.parametrize("page", PAGES, ids=str)
 

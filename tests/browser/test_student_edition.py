@@ -12,10 +12,8 @@ import re
 
 import pytest
 
-from tests.browser import audit, helpers
+from tests.browser import helpers
 from tests.browser.test_pages import assert_accessible, assert_nothing_cut_off
-
-pytestmark = pytest.mark.xdist_group("browser")
 
 STUDENT_PAGES = helpers.student_pages() if helpers.TOC.exists() else []
 
