@@ -81,8 +81,14 @@ def test_student_edition_keeps_everything_else(student_site):
                          "(rebuild it with `make student-book`)")
 
 
-@pytest.mark.parametrize("page", STUDENT_PAGES, ids=str)
-def test_student_page_is_accessible_and_nothing_is_cut_off(page, student_report_of):
-    report = student_report_of(page)
-    assert_accessible(report)
-    assert_nothing_cut_off(report)
+by_student_page = pytest.mark.parametrize("page", STUDENT_PAGES, ids=str)
+
+
+@by_student_page
+def test_student_page_is_accessible(page, student_report_of):
+    assert_accessible(student_report_of(page))
+
+
+@by_student_page
+def test_nothing_is_cut_off_on_student_pages(page, student_report_of):
+    assert_nothing_cut_off(student_report_of(page))
