@@ -70,11 +70,13 @@ browser-setup: $(STAMP)
 # the Colab simulation (tests/test_colab.py, which executes every notebook again, alone, in a Colab-like
 # environment with the package installed as its first cell does), in that order, so that each of those
 # two starts at once on a worker of its own (--no-loadscope-reorder keeps the order of the files given);
-# 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium.
+# 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium, the pages
+# shared out between two workers (each with its own Chromium).
+
 test: $(STAMP) browser-setup
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests/test_colab.py tests --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
-	$(BIN)/python -m pytest tests/browser
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser
 
 LAB_ARGS ?=
 lab: $(STAMP)

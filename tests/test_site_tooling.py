@@ -27,6 +27,38 @@ def test_theme_mode_defaults_to_auto_but_keeps_a_choice():
     assert config.html_context["default_mode"] == "dark"
 
 
+def test_body_fixes_name_summaries_by_their_text_and_give_citations_a_list_role():
+    body = ('<details class="admonition hide above-input">\n<summary aria-label="Toggle hidden content">\n'
+            '<p class="collapsed admonition-title">Show code cell source</p>\n</summary></details>'
+            '<div role="list" class="citation-list">\n<div class="citation" id="id7" role="doc-biblioentry">')
+    context = {"body": body}
+    sphinxext.fix_body(None, "page", "page.html", context, None)
+    assert "aria-label" not in context["body"] and "<summary>\n<p" in context["body"]
+    assert '<div class="citation" id="id7" role="listitem">' in context["body"]
+    assert "doc-biblioentry" not in context["body"]
+    untouched = {"body": "<p>Toggle hidden content</p>"}
+    sphinxext.fix_body(None, "page", "page.html", untouched, None)
+    assert untouched["body"] == "<p>Toggle hidden content</p>"
+
+
+def test_course_stylesheet_and_script_are_served_from_the_package():
+    config = SimpleNamespace(html_static_path=["_static"])
+    sphinxext.add_static_files(None, config)
+    sphinxext.add_static_files(None, config)
+    assert config.html_static_path == ["_static", str(sphinxext.STATIC)]
+    assert config.posenc_static_digest == sphinxext.static_digest() and len(config.posenc_static_digest) == 64
+    for name in (sphinxext.STYLESHEET, sphinxext.SCRIPT):
+        assert (sphinxext.STATIC / name).is_file(), name
+
+
+def test_browser_setup_installs_the_versions_the_tests_expect():
+    from tests.browser import helpers
+
+    script = (ROOT / "tests" / "browser" / "setup.sh").read_text()
+    assert f"MATHJAX_VERSION=${{MATHJAX_VERSION:-{helpers.MATHJAX_VERSION}}}" in script
+    assert f"AXE_VERSION=${{AXE_VERSION:-{helpers.AXE_VERSION}}}" in script
+
+
 def test_browser_setup_script_is_valid_bash():
     script = ROOT / "tests" / "browser" / "setup.sh"
     assert script.stat().st_mode & 0o111, "setup.sh must be executable"

@@ -6,7 +6,9 @@ Enable it in ``_config.yml``::
       extra_extensions:
         - posenc.book.sphinxext
 
-It does two things, both invisible except in the browser's console:
+It adds the course's own stylesheet and script (``static/posenc-site.css`` and ``posenc-site.js``: link
+colours that pass the contrast check on tinted blocks, accessible names of two theme buttons, long inline code
+that wraps on a phone, a fade on the edge of boxes that scroll sideways), and fixes four things in the pages:
 
 * Every page carried some inline scripts twice, among them sphinx-thebe's
   ``const THEBE_JS_URL = ...``. The second copy throws "Identifier 'THEBE_JS_URL' has already been
@@ -14,9 +16,28 @@ It does two things, both invisible except in the browser's console:
 * pydata-sphinx-theme logs "Got invalid theme mode" to the console on a reader's first visit
   when ``default_mode`` (an ``html_context`` value) is empty. Here it defaults to ``"auto"``, which follows
   the reader's light/dark preference, as the theme does after that error.
+* myst-nb names the summary that shows a hidden code cell "Toggle hidden content" while it shows "Show code
+  cell source": a screen reader announced something else than what a reader sees (WCAG 2.5.3, axe's
+  label-content-name-mismatch). Without that label the summary is named by the text it shows.
+* docutils writes the bibliography as a ``role="list"`` of entries with ``role="doc-biblioentry"``, a role
+  that ARIA 1.2 deprecates; a list whose items have no valid item role is broken for screen readers (axe's
+  aria-required-children, critical). The entries become ``role="listitem"``.
 """
 
 from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+STATIC = Path(__file__).with_name("static")
+STYLESHEET, SCRIPT = "posenc-site.css", "posenc-site.js"
+# (HTML that the page's body has, what it should have instead); see the module's docstring.
+BODY_FIXES = (
+    # myst-nb (myst_nb.sphinx_.visit_HideCellInput), for every cell with a hide-input or hide-output tag
+    ('<summary aria-label="Toggle hidden content">', "<summary>"),
+    # docutils' HTML5 writer, for each entry of a citation list
+    (' role="doc-biblioentry"', ' role="listitem"'),
+)
 
 
 def _script_key(script) -> tuple:
@@ -40,6 +61,34 @@ def dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
         context["script_files"] = kept
 
 
+def fix_body(app, pagename, templatename, context, doctree) -> None:
+    """Apply BODY_FIXES to the HTML of the page's body."""
+    body = context.get("body")
+    if not isinstance(body, str):
+        return
+    for wrong, right in BODY_FIXES:
+        body = body.replace(wrong, right)
+    context["body"] = body
+
+
+def add_static_files(app, config) -> None:
+    """Serve the course's stylesheet and script from the package's ``static`` folder on every page.
+
+    Sphinx copies static files only when it writes pages, so their digest is a configuration value that
+    makes it rewrite the pages when they change, even if no page did (the student edition's build).
+    """
+    if str(STATIC) not in map(str, config.html_static_path):
+        config.html_static_path.append(str(STATIC))
+    config.posenc_static_digest = static_digest()
+
+
+def static_digest() -> str:
+    digest = hashlib.sha256()
+    for file in sorted(STATIC.iterdir()):
+        digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
 def default_theme_mode(app, config) -> None:
     """pydata-sphinx-theme reads ``default_mode`` from the HTML context."""
     context = config.html_context
@@ -49,5 +98,10 @@ def default_theme_mode(app, config) -> None:
 
 def setup(app):
     app.connect("config-inited", default_theme_mode)
+    app.add_config_value("posenc_static_digest", "", "html")
+    app.connect("config-inited", add_static_files)
+    app.connect("html-page-context", fix_body)
+    app.add_css_file(STYLESHEET)
+    app.add_js_file(SCRIPT)
     app.connect("html-page-context", dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

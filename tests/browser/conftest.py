@@ -36,8 +36,23 @@ def site() -> Path:
 
 @pytest.fixture(scope="session")
 def base_url(site, external):
-    with helpers.serve(site, {helpers.MATHJAX_MOUNT: helpers.MATHJAX_DIR}) as url:
+    with helpers.serve(site, helpers.MOUNTS) as url:
         external.mathjax_base = f"{url.rstrip('/')}{helpers.MATHJAX_MOUNT}"
+        yield url
+
+
+@pytest.fixture(scope="session")
+def student_site() -> Path:
+    if not (helpers.STUDENT_SITE / "index.html").exists():
+        pytest.skip(f"no student edition at {helpers.STUDENT_SITE}: run `make student-book` first "
+                    "(or set POSENC_STUDENT_SITE)")
+    return helpers.STUDENT_SITE
+
+
+@pytest.fixture(scope="session")
+def student_base_url(student_site, external):
+    with helpers.serve(student_site, helpers.MOUNTS) as url:
+        external.mathjax_base = external.mathjax_base or f"{url.rstrip('/')}{helpers.MATHJAX_MOUNT}"
         yield url
 
 
@@ -134,18 +149,62 @@ def new_page(browser_context):
 _REPORTS: dict[str, object] = {}
 
 
-@pytest.fixture()
-def report_of(browser_context, base_url, external):
+def _reporter(browser_context, site: Path, base_url: str, external, **options):
     def get(page: helpers.Page):
         if page.source is None:
             pytest.skip(f"{page.docname} is listed in the table of contents but not written yet")
-        if not (helpers.SITE / page.html_path).exists():
-            pytest.skip(f"{page.docname} has no page in {helpers.SITE} (built before it was added?)")
+        if not (site / page.html_path).exists():
+            pytest.skip(f"{page.docname} has no page in {site} (built before it was added?)")
         key = f"{base_url}{page.html_path}"
         if key not in _REPORTS:
-            _REPORTS[key] = inspect_page(browser_context, base_url, page, external)
+            _REPORTS[key] = inspect_page(browser_context, base_url, page, external, **options)
         return _REPORTS[key]
     return get
+
+
+@pytest.fixture()
+def report_of(browser_context, site, base_url, external):
+    """The full inspection of a page of the book (pageview.inspect_page)."""
+    return _reporter(browser_context, site, base_url, external)
+
+
+@pytest.fixture()
+def student_report_of(browser_context, student_site, student_base_url, external):
+    """The audit of a page of the student edition: accessibility and layout, no screenshots."""
+    return _reporter(browser_context, student_site, student_base_url, external, full=False,
+                     name_prefix="student__")
+
+
+def page_group(nodeid: str) -> str:
+    """The group of a test for the workers: one per page and edition, the rest together.
+
+    ``tests/browser/test_pages.py::test_x[notebooks/02_relative_shift]`` -> ``book:notebooks/02_relative_shift``;
+    the same page in test_student_edition.py -> ``student:...``; a test without parameters -> ``browser``.
+    """
+    match = re.match(r"^(?P<file>[^:]*)::[^\[]*\[(?P<param>.*)\]$", nodeid)
+    if not match:
+        return "browser"
+    edition = "student" if match["file"].endswith("test_student_edition.py") else "book"
+    return f"{edition}:{match['param']}"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``pytest -n 2 --dist loadgroup`` (make test): every test of a page on one worker.
+
+    Each worker inspects a page once (report_of) for all the tests about it, and the pages are shared out
+    between the workers. pytest-xdist 3.8 groups tests by rewriting their ids, which pytest 9 ignores, so
+    the group is read from the test's id here (page_group).
+    """
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PageScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return page_group(nodeid)
+
+    return PageScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):

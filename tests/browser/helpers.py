@@ -11,6 +11,8 @@ Settings (environment variables), all optional:
 * ``POSENC_CHROMIUM``: the Chromium binary (default: Debian's ``/usr/bin/chromium``).
 * ``POSENC_MATHJAX_DIR``: the local MathJax 3 that answers the pages' CDN requests (default: where
   ``tests/browser/setup.sh`` puts it).
+* ``POSENC_AXE_DIR``: the folder holding axe-core's ``axe.min.js``, the accessibility engine the tests
+  inject into every page (default: where ``tests/browser/setup.sh`` puts it).
 * ``POSENC_ARTIFACTS``: where screenshots go (default ``test-artifacts``).
 * ``POSENC_REQUIRE_BROWSER=1``: fail instead of skipping when Chromium cannot be launched (for CI).
 """
@@ -33,6 +35,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 MATHJAX_VERSION = "3.2.2"
+AXE_VERSION = "4.14.1"          # as pinned in tests/browser/setup.sh
 
 
 def _path(variable: str, default: Path) -> Path:
@@ -49,6 +52,7 @@ STUDENT_SITE = _path("POSENC_STUDENT_SITE", ROOT / "_build" / "student" / "_buil
 ARTIFACTS = _path("POSENC_ARTIFACTS", ROOT / "test-artifacts")
 SCREENSHOTS = ARTIFACTS / "screenshots"
 MATHJAX_DIR = _path("POSENC_MATHJAX_DIR", ROOT / ".venv" / "share" / "posenc-browser" / f"mathjax-{MATHJAX_VERSION}")
+AXE_DIR = _path("POSENC_AXE_DIR", ROOT / ".venv" / "share" / "posenc-browser" / f"axe-core-{AXE_VERSION}")
 REQUIRE_BROWSER = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0", "false", "no")
 
 # The CDN address of MathJax 3 in Sphinx's default mathjax_path (and jupyterquiz's fallback).
@@ -117,8 +121,19 @@ def _docname(entry: str) -> str:
 
 def toc_pages(toc_path: Path = TOC) -> list[Page]:
     """Every page the table of contents lists, in reading order (globs expanded)."""
+    return pages_of(yaml.safe_load(toc_path.read_text(encoding="utf-8")) or {}, toc_path.parent)
+
+
+def student_pages(toc_path: Path = TOC) -> list[Page]:
+    """The pages of the student edition: the book's toc as ``posenc.book.editions`` prunes it."""
+    from posenc.book.editions import student_toc
+
     toc = yaml.safe_load(toc_path.read_text(encoding="utf-8")) or {}
-    book = toc_path.parent
+    return pages_of(student_toc(toc), toc_path.parent)
+
+
+def pages_of(toc: dict, book: Path) -> list[Page]:
+    """The pages of a table of contents (as loaded from its YAML), sources looked up under ``book``."""
     pages: list[Page] = []
 
     def add(docname: str, part: str) -> None:
@@ -199,6 +214,8 @@ def block_counts(source: Path | None) -> dict[str, int]:
 
 
 MATHJAX_MOUNT = "/__mathjax__/"
+AXE_MOUNT = "/__axe__/"
+MOUNTS = {MATHJAX_MOUNT: MATHJAX_DIR, AXE_MOUNT: AXE_DIR}      # what the tests' servers add to a site
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):

@@ -1,7 +1,9 @@
 """Open one page of the built site as a reader would and record what it shows.
 
 The tests in ``test_pages.py`` then each check one aspect of the record, so a page is loaded once
-however many things are checked about it.
+however many things are checked about it. In that one visit: the page's content, axe-core's audit and the
+layout at a laptop's width (1280 px), screenshots, the explorers and quizzes driven, then one resize to a
+phone's width (390 px) for the layout and a screenshot there.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
-from tests.browser import drive, helpers
+from tests.browser import audit, drive, helpers
 
 # What the page shows, gathered in the browser after MathJax and the quizzes have finished.
 _COLLECT = r"""
@@ -87,6 +89,9 @@ class PageReport:
     screenshots: list[str] = field(default_factory=list)
     interactions: list[tuple[str, str | None]] = field(default_factory=list)   # (element id, problem)
     interaction_errors: list[str] = field(default_factory=list)              # console errors meanwhile
+    accessibility: list[dict] = field(default_factory=list)                  # axe-core's violations
+    accessibility_problem: str | None = None                                 # why axe could not run
+    layouts: dict[int, dict] = field(default_factory=dict)                   # window width -> audit.layout
     seconds: float = 0.0
 
 
@@ -145,8 +150,13 @@ def _screenshots(page, page_info: helpers.Page) -> list[str]:
     return [str(light), str(dark)]
 
 
-def inspect_page(context, base_url: str, page_info: helpers.Page, external) -> PageReport:
-    """Load a page in a fresh tab, wait for it to settle, record what it shows, take screenshots."""
+def inspect_page(context, base_url: str, page_info: helpers.Page, external, *, full: bool = True,
+                 name_prefix: str = "") -> PageReport:
+    """Load a page in a fresh tab, wait for it to settle, record what it shows, take screenshots.
+
+    ``full=False`` only audits the page (accessibility, and the layout at both widths): no screenshots, no
+    explorers driven. Its findings go to test-artifacts/accessibility/{name_prefix}{slug}.json.
+    """
     start = time.perf_counter()
     url = urllib.parse.urljoin(base_url, page_info.html_path)
     report = PageReport(page_info, url)
@@ -176,11 +186,22 @@ def inspect_page(context, base_url: str, page_info: helpers.Page, external) -> P
         _wait_for_quizzes(page)
         report.data = page.evaluate(_COLLECT)
         report.data["math"]["problem"] = problem
-        report.screenshots = _screenshots(page, page_info)
-        errors_before = len(report.errors)
-        report.interactions = drive.drive_page(page)
-        report.interaction_errors = report.errors[errors_before:]
-        del report.errors[errors_before:]
+        report.accessibility, report.accessibility_problem = audit.accessibility(
+            page, urllib.parse.urljoin(base_url, f"{helpers.AXE_MOUNT}axe.min.js"))
+        report.layouts[audit.WIDE] = audit.layout(page)
+        if full:
+            report.screenshots = _screenshots(page, page_info)
+            errors_before = len(report.errors)
+            report.interactions = drive.drive_page(page)
+            report.interaction_errors = report.errors[errors_before:]
+            del report.errors[errors_before:]
+        page.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
+        report.layouts[audit.PHONE] = audit.layout(page)
+        if full:
+            phone = helpers.SCREENSHOTS / f"{page_info.slug}.{audit.PHONE}px.png"
+            _capture(page, phone, full_page=True)
+            report.screenshots.append(str(phone))
+        audit.save(name_prefix + page_info.slug, report.accessibility, report.layouts)
     finally:
         page.close()
     report.refused = sorted(set(refused_here))

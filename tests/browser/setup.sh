@@ -11,8 +11,10 @@
 # 3. MathJax 3 from the npm registry, unpacked into .venv/share/posenc-browser/ (POSENC_MATHJAX_DIR to
 #    choose another place). The built pages load MathJax from a CDN; the tests answer those requests
 #    from this copy, so they run without internet access. Nothing of it is committed.
+# 4. axe-core (the accessibility engine) from the npm registry, unpacked beside MathJax
+#    (POSENC_AXE_DIR to choose another place); the tests inject it into every page they open.
 #
-# Chromium or MathJax that cannot be installed is reported and the script still succeeds: the tests
+# Chromium, MathJax or axe-core that cannot be installed is reported and the script still succeeds: the tests
 # then skip (no Chromium) or say what is missing. A failing pip install is an error.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,6 +24,8 @@ PLAYWRIGHT_PIN=$(grep -i '^playwright==' constraints.txt 2>/dev/null | head -1)
 PLAYWRIGHT_PIN=${PLAYWRIGHT_PIN:-playwright==1.65.2}
 MATHJAX_VERSION=${MATHJAX_VERSION:-3.2.2}
 MATHJAX_DIR=${POSENC_MATHJAX_DIR:-.venv/share/posenc-browser/mathjax-$MATHJAX_VERSION}
+AXE_VERSION=${AXE_VERSION:-4.14.1}
+AXE_DIR=${POSENC_AXE_DIR:-.venv/share/posenc-browser/axe-core-$AXE_VERSION}
 
 say() { echo "browser-setup: $*"; }
 
@@ -63,21 +67,40 @@ if ! "$PYTHON" -c "import importlib.metadata as m, sys; sys.exit(m.version('play
     fi
 fi
 
-# 3. MathJax 3 from the npm registry ----------------------------------------------------------------
+# 3. and 4. MathJax 3 and axe-core from the npm registry ----------------------------------------------
+# npm_unpack NAME VERSION DIR PARTS...: the package's PARTS (paths inside it) into DIR; 1 when it fails.
+npm_unpack() {
+    local name=$1 version=$2 dir=$3; shift 3
+    local work part parts=() status=1
+    command -v npm >/dev/null 2>&1 || return 1
+    say "fetching $name@$version from the npm registry into $dir..."
+    work=$(mktemp -d)
+    for part in "$@"; do parts+=("package/$part"); done
+    if (cd "$work" && npm pack --silent "$name@$version" >/dev/null) && \
+       tar -xzf "$work/$name-$version.tgz" -C "$work" "${parts[@]}" && mkdir -p "$dir"; then
+        status=0
+        for part in "$@"; do
+            rm -rf "${dir:?}/$part" && mv "$work/package/$part" "$dir/" || status=1
+        done
+    fi
+    rm -rf "$work"
+    return $status
+}
+
 if [ ! -f "$MATHJAX_DIR/es5/tex-mml-chtml.js" ]; then
-    if command -v npm >/dev/null 2>&1; then
-        say "fetching mathjax@$MATHJAX_VERSION from the npm registry into $MATHJAX_DIR..."
-        work=$(mktemp -d)
-        if (cd "$work" && npm pack --silent "mathjax@$MATHJAX_VERSION" >/dev/null) && \
-           tar -xzf "$work"/mathjax-*.tgz -C "$work" package/es5 package/LICENSE; then
-            mkdir -p "$MATHJAX_DIR" && rm -rf "$MATHJAX_DIR/es5" && \
-            mv "$work/package/es5" "$work/package/LICENSE" "$MATHJAX_DIR/" && say "MathJax ready"
-        else
-            say "could not fetch MathJax from npm; pages will try the CDN, and offline the math checks fail."
-        fi
-        rm -rf "$work"
+    if npm_unpack mathjax "$MATHJAX_VERSION" "$MATHJAX_DIR" es5 LICENSE; then
+        say "MathJax ready"
     else
-        say "npm is missing, so MathJax cannot be fetched; offline the math checks fail (install npm, or set POSENC_MATHJAX_DIR)."
+        say "could not fetch MathJax from npm; pages will try the CDN, and offline the math checks fail" \
+            "(install npm, or set POSENC_MATHJAX_DIR)."
+    fi
+fi
+
+if [ ! -f "$AXE_DIR/axe.min.js" ]; then
+    if npm_unpack axe-core "$AXE_VERSION" "$AXE_DIR" axe.min.js LICENSE; then
+        say "axe-core ready"
+    else
+        say "could not fetch axe-core from npm; the accessibility check fails (install npm, or set POSENC_AXE_DIR)."
     fi
 fi
 exit 0

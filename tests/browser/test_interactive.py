@@ -16,9 +16,6 @@ from tests.browser import drive
 from tests.browser.drive import check_circle, check_heatmap, check_quiz
 from tests.browser.test_pages import by_page
 
-# All browser tests share one worker under `pytest -n 2 --dist loadgroup`, so each page loads once.
-pytestmark = pytest.mark.xdist_group("browser")
-
 
 def _open_standalone(scratch_url, new_page, name: str, *fragments):
     folder, url = scratch_url

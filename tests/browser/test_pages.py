@@ -1,7 +1,9 @@
 """Every page of the table of contents, opened in headless Chromium as a reader sees it.
 
 The pages come from the toc (``POSENC_TOC``); a page listed there but not written yet is skipped.
-Screenshots of each page, light and dark, go to ``test-artifacts/screenshots/``.
+Screenshots of each page (light and dark at 1280 px, and at a phone's 390 px) go to
+``test-artifacts/screenshots/``; every accessibility and layout finding, whatever its weight, to
+``test-artifacts/accessibility/``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.browser import helpers
+from tests.browser import audit, helpers
 
-# All browser tests share one worker under `pytest -n 2 --dist loadgroup`, so each page loads once.
-pytestmark = pytest.mark.xdist_group("browser")
-
+# Under `pytest -n 2 --dist loadgroup` (make test) every test of a page runs on the same worker, so each
+# page is loaded once (conftest.pytest_xdist_make_scheduler).
 PAGES = helpers.toc_pages() if helpers.TOC.exists() else []
 by_page = pytest.mark.parametrize("page", PAGES, ids=str)
 
@@ -161,6 +162,31 @@ def test_notebook_pages_offer_download_and_launch_buttons(page, report_of):
     if launch.get("binderhub_url"):
         host = urllib.parse.urlsplit(launch["binderhub_url"]).netloc
         assert any(host in link and page.docname in link for link in links), f"{page}: no Binder launch button"
+
+
+def assert_accessible(report) -> None:
+    assert report.accessibility_problem is None, f"{report.page}: {report.accessibility_problem}"
+    found = audit.serious(report.accessibility)
+    assert not found, (f"{report.page}: axe-core {helpers.AXE_VERSION} finds serious or critical accessibility "
+                       "problems (all findings: test-artifacts/accessibility/):\n" + "\n".join(found))
+
+
+def assert_nothing_cut_off(report) -> None:
+    found = audit.layout_problems(report.layouts)
+    assert not found, (f"{report.page}: content cut off or wider than the page; a wide block must scroll in "
+                       "its own box (overflow-x: auto):\n" + "\n".join(found))
+
+
+@by_page
+def test_page_is_accessible(page, report_of):
+    assert_accessible(report_of(page))
+
+
+@by_page
+def test_nothing_is_cut_off_at_laptop_and_phone_width(page, report_of):
+    report = report_of(page)
+    assert set(report.layouts) == {audit.WIDE, audit.PHONE}
+    assert_nothing_cut_off(report)
 
 
 @by_page

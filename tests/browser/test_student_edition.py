@@ -1,4 +1,5 @@
-"""The student edition (``make student-book``) holds no solutions: no pages, no blocks, no links.
+"""The student edition (``make student-book``) holds no solutions: no pages, no blocks, no links; and each
+of its pages passes the same accessibility and layout audit as the full book's (in headless Chromium).
 
 It reads the built files (``POSENC_STUDENT_SITE``, default ``_build/student/_build/html``); it is
 skipped when the student edition has not been built.
@@ -12,16 +13,9 @@ import re
 import pytest
 
 from tests.browser import helpers
+from tests.browser.test_pages import assert_accessible, assert_nothing_cut_off
 
-pytestmark = pytest.mark.xdist_group("browser")
-
-
-@pytest.fixture(scope="module")
-def student_site():
-    if not (helpers.STUDENT_SITE / "index.html").exists():
-        pytest.skip(f"no student edition at {helpers.STUDENT_SITE}: run `make student-book` first "
-                    "(or set POSENC_STUDENT_SITE)")
-    return helpers.STUDENT_SITE
+STUDENT_PAGES = helpers.student_pages() if helpers.TOC.exists() else []
 
 
 def _pages(site):
@@ -85,3 +79,16 @@ def test_student_edition_keeps_everything_else(student_site):
     missing = [p.docname for p in full if not (student_site / p.html_path).exists()]
     assert not missing, (f"pages of the full book missing from the student edition: {missing} "
                          "(rebuild it with `make student-book`)")
+
+
+by_student_page = pytest.mark.parametrize("page", STUDENT_PAGES, ids=str)
+
+
+@by_student_page
+def test_student_page_is_accessible(page, student_report_of):
+    assert_accessible(student_report_of(page))
+
+
+@by_student_page
+def test_nothing_is_cut_off_on_student_pages(page, student_report_of):
+    assert_nothing_cut_off(student_report_of(page))

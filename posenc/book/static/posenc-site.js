@@ -1,0 +1,71 @@
+// The course site's own script, added to every page by posenc.book.sphinxext (styles: posenc-site.css).
+// 1. Accessible names that contain the text a button shows (WCAG 2.5.3 "label in name", axe's rule
+//    label-content-name-mismatch), for two buttons of the theme:
+//    - the search field shows "Search Ctrl+K" but was named "Search": it is named by what it shows, and
+//      announces its shortcut;
+//    - the colour-mode button shows the icon of the current mode (its title: "Light", "Dark", "System
+//      Settings") but was named "Color mode": the name now says the mode too, and follows it.
+// 2. Boxes that scroll sideways (wide equations, tables, code) say so: their content fades out towards the
+//    edge past which it goes on (classes posenc-more-left / posenc-more-right).
+(() => {
+  "use strict";
+
+  function nameSearchFields() {
+    for (const button of document.querySelectorAll(".search-button-field[aria-label]")) {
+      button.removeAttribute("aria-label");
+      button.setAttribute("aria-keyshortcuts", "Control+K");
+    }
+  }
+
+  function iconTitle(icon) {
+    // Font Awesome turns <i title="Light"> into <svg><title>Light</title></svg>; read either.
+    const title = icon && (icon.getAttribute("title") || icon.querySelector("title")?.textContent);
+    return (title || "").trim();
+  }
+
+  function nameModeButtons() {
+    const mode = document.documentElement.dataset.mode;
+    for (const button of document.querySelectorAll(".theme-switch-button")) {
+      const base = (button.dataset.posencName ??= button.getAttribute("aria-label") || "Color mode");
+      const shown = iconTitle(button.querySelector(`.theme-switch[data-mode="${mode}"]`));
+      button.setAttribute("aria-label", shown ? `${base}: ${shown}` : base);
+    }
+  }
+
+  const SCROLLERS = "div.math mjx-container, .pst-scrollable-table-container, .table-wrapper, .bd-article pre, .bd-article .output";
+
+  function markEdges(box) {
+    const hidden = box.scrollWidth - box.clientWidth;
+    box.classList.toggle("posenc-more-left", hidden > 1 && box.scrollLeft > 1);
+    box.classList.toggle("posenc-more-right", hidden > 1 && box.scrollLeft < hidden - 1);
+  }
+
+  function watchScrollers() {
+    const resized = new ResizeObserver((entries) => entries.forEach((entry) => markEdges(entry.target)));
+    for (const box of document.querySelectorAll(SCROLLERS)) {
+      if (box.dataset.posencWatched) continue;
+      const style = getComputedStyle(box);
+      if (style.overflowX !== "auto" && style.overflowX !== "scroll") continue;
+      box.dataset.posencWatched = "1";
+      box.addEventListener("scroll", () => markEdges(box), {passive: true});
+      resized.observe(box);
+      markEdges(box);
+    }
+  }
+
+  function start() {
+    nameSearchFields();
+    nameModeButtons();
+    new MutationObserver(nameModeButtons).observe(document.documentElement, {attributes: true, attributeFilter: ["data-mode"]});
+    watchScrollers();
+    // MathJax typesets after the page has loaded: watch its equations once they are there.
+    window.addEventListener("load", () => {
+      const typeset = window.MathJax?.startup?.promise;
+      (typeset ? typeset.then(watchScrollers) : Promise.resolve()).catch(() => {});
+      watchScrollers();
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
