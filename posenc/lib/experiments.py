@@ -416,6 +416,8 @@ def summary_headers(config: LengthExperiment) -> list[str]:
 SWEEPS = {
     "ch04": ("posenc.lib.experiments", "LengthExperiment",
              "learned vs sinusoidal positional encodings, inside and beyond the training length"),
+    "ch05": ("posenc.lib.comparison", "InsideLengthExperiment",
+             "every position method, absolute or inside the attention, at the training length"),
 }
 
 
