@@ -48,14 +48,15 @@ def test_saved_tensor_bytes_counts_each_storage_once():
 
 def test_method_costs_measure_what_the_methods_keep():
     rows = cmp.method_costs(methods=("sinusoidal", "learned", "alibi", "t5", "shaw"), lengths=(8, 16),
-                            batch_size=2, repeats=1)
+                            batch_size=2, rounds=1)
     by = {(r["method"], r["length"]): r for r in rows}
     heads = 2
     for n in (8, 16):
         assert by[("sinusoidal", n)]["extra_bytes"] == by[("learned", n)]["extra_bytes"] == 0
         assert by[("alibi", n)]["extra_bytes"] == heads * n * n * 4           # its float mask, kept for backward
         assert by[("shaw", n)]["extra_bytes"] > by[("t5", n)]["extra_bytes"] > by[("alibi", n)]["extra_bytes"]
-        assert all(by[(m, n)]["seconds"] > 0 for m in ("alibi", "t5", "shaw"))
+        assert all(by[(m, n)][key] > 0 for m in ("alibi", "t5", "shaw") for key in ("forward_seconds", "step_seconds"))
+        assert by[("sinusoidal", n)]["forward_ratio"] == by[("sinusoidal", n)]["step_ratio"] == 1
     assert by[("learned", 8)]["parameters"] == 16 * 32      # max_len = the longest length measured and by[("t5", 8)]["parameters"] == 32 * heads
     assert by[("alibi", 8)]["parameters"] == by[("sinusoidal", 8)]["parameters"] == 0
     with pytest.raises(ValueError, match="unknown methods"):

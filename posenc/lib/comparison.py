@@ -6,7 +6,7 @@
   relative bias it is b(j - i); for Shaw it is q_i . a^K_clip(j - i) / sqrt(d_head); for RoPE what the
   rotation changes.
 * The costs (``method_costs``): trainable parameters of the method, the memory autograd keeps for the
-  backward pass (``saved_tensor_bytes``) and the time of a forward pass (``forward_seconds``), per method
+  backward pass (``saved_tensor_bytes``) and the time of a forward pass and of a training step, per method
   and sequence length, next to the published measurements of the ALiBi paper (``PRESS2022_SPEED``).
 * The sweep (``InsideLengthExperiment``): chapter 4's task and model with every position method, measured
   inside the training length only (what happens beyond it is chapter 7's subject)::
@@ -80,17 +80,19 @@ def saved_tensor_bytes(function, *args, **kwargs) -> int:
 
 
 @torch.no_grad()
-def forward_seconds(model: nn.Module, tokens: torch.Tensor, repeats: int = 5, warmup: int = 1) -> float:
-    """The fastest of ``repeats`` forward passes (no gradients), in seconds: the least disturbed by other work."""
-    model.eval()
-    for _ in range(warmup):
-        model(tokens)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model(tokens)
-        times.append(time.perf_counter() - start)
-    return min(times)
+def forward_seconds(model: nn.Module, tokens: torch.Tensor) -> float:
+    """The time of one forward pass without gradients, in seconds."""
+    start = time.perf_counter()
+    model(tokens)
+    return time.perf_counter() - start
+
+
+def training_step_seconds(model: nn.Module, tokens: torch.Tensor) -> float:
+    """The time of one forward and backward pass (a training step without the optimiser), in seconds."""
+    model.zero_grad(set_to_none=True)
+    start = time.perf_counter()
+    model(tokens).sum().backward()
+    return time.perf_counter() - start
 
 
 def tiny_model(method: str, max_len: int, vocab_size: int = 16, d_model: int = 32, n_heads: int = 2,
@@ -101,35 +103,45 @@ def tiny_model(method: str, max_len: int, vocab_size: int = 16, d_model: int = 3
 
 
 def method_costs(methods=("none", "sinusoidal", "learned", "shaw", "t5", "alibi"), lengths=(16, 64, 256),
-                 batch_size: int = 8, repeats: int = 10, **shape) -> list[dict]:
-    """Per method and length: the method's parameters, the bytes kept for backward by one training forward
-    pass (and the extra over "none"), and the time of one forward pass without gradients (and its ratio to
-    "none"). ``shape`` goes to ``tiny_model``. Run with one torch thread for steadier times.
+                 batch_size: int = 8, rounds: int = 15, time_baseline: str = "sinusoidal", **shape) -> list[dict]:
+    """Per method and sequence length, measured on ``tiny_model`` (``shape`` goes there):
 
-    The forward passes of the methods are timed in turns, ``repeats`` rounds of one pass each, and each
-    method keeps its fastest: a burst of other work on the machine then slows every method's worst pass,
-    not one method's best.
+    * ``parameters``: the position method's trainable parameters;
+    * ``saved_bytes``: what one training forward pass keeps for the backward pass, and ``extra_bytes``,
+      the same minus that of the model without position ("none");
+    * ``forward_seconds`` and ``step_seconds``: a forward pass without gradients and a forward and backward
+      pass, the median of ``rounds`` rounds in which the methods take turns (so a burst of other work on
+      the machine hits them all alike), and their ratios ``forward_ratio`` and ``step_ratio`` to
+      ``time_baseline`` (the sinusoidal model, as in the ALiBi paper's comparison).
+
+    Memory is exact and repeatable; times vary with the machine and its load. Run with one torch thread.
     """
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in (*methods, time_baseline) if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown methods {unknown}; choose from {METHODS}")
-    everything = tuple(dict.fromkeys(("none", *methods)))
+    everything = tuple(dict.fromkeys(("none", time_baseline, *methods)))
     rows = []
     for length in lengths:
         tokens = torch.randint(0, shape.get("vocab_size", 16), (batch_size, length),
                                generator=torch.Generator().manual_seed(length))
         models = {method: tiny_model(method, max_len=max(lengths), **shape).train() for method in everything}
         measured = {method: {"method": method, "length": length, "parameters": position_parameters(model),
-                             "saved_bytes": saved_tensor_bytes(lambda: model(tokens).sum()), "seconds": math.inf}
+                             "saved_bytes": saved_tensor_bytes(lambda: model(tokens).sum())}
                     for method, model in models.items()}
-        for _ in range(repeats):
+        times = {method: ([], []) for method in everything}
+        for _ in range(rounds):
             for method, model in models.items():
-                measured[method]["seconds"] = min(measured[method]["seconds"],
-                                                  forward_seconds(model, tokens, repeats=1, warmup=0))
+                times[method][0].append(forward_seconds(model, tokens))
+                times[method][1].append(training_step_seconds(model, tokens))
+        for method in everything:
+            measured[method]["forward_seconds"] = float(np.median(times[method][0]))
+            measured[method]["step_seconds"] = float(np.median(times[method][1]))
+        base = measured[time_baseline]
         for method in methods:
             row = measured[method]
             row["extra_bytes"] = row["saved_bytes"] - measured["none"]["saved_bytes"]
-            row["time_ratio"] = row["seconds"] / measured["none"]["seconds"]
+            row["forward_ratio"] = row["forward_seconds"] / base["forward_seconds"]
+            row["step_ratio"] = row["step_seconds"] / base["step_seconds"]
             rows.append(row)
     return rows
 
@@ -213,7 +225,7 @@ def paired_differences(runs, kind: str, baseline: str) -> np.ndarray:
     return np.array([by[(kind, s)] - by[(baseline, s)] for s in seeds])
 
 
-__all__ = ["logit_terms", "position_parameters", "saved_tensor_bytes", "forward_seconds", "tiny_model",
+__all__ = ["logit_terms", "position_parameters", "saved_tensor_bytes", "forward_seconds", "training_step_seconds", "tiny_model",
            "method_costs", "PRESS2022_SPEED", "SHAW2018", "INSIDE_KINDS", "STEEP_ALIBI", "LABELS",
            "InsideLengthExperiment",
            "paired_differences", "mean_spread"]

@@ -14,6 +14,10 @@ library versions, to a JSON file the chapter can load.
     python -m posenc.lib.experiments ch04 --out results/ch04.json            # 10 seeds, a few minutes
     python -m posenc.lib.experiments ch04 --out /tmp/quick.json --seeds 2    # a quick look
 
+* Chapter 5 (``posenc.lib.comparison.InsideLengthExperiment``): the same task and model with every position
+  method, absolute or inside the attention, at the training length (``python -m posenc.lib.experiments ch05
+  --out results/ch05.json``).
+
 Runs are paired: for one seed every kind starts from the same non-positional weights and sees the same
 training batches, so the only difference between them is what the experiment varies.
 """
