@@ -20,6 +20,7 @@ HTML = ROOT / "_build" / "html"
 # Explorers that run in the reader's browser (posenc.book.explorers); tests/browser checks that they respond.
 IN_PAGE_EXPLORERS = {"notebooks/01_binary_counters_to_sinusoids": ["posenc-heatmap"],
                      "notebooks/02_relative_shift": ["posenc-circle"],
+                     "notebooks/05_relative_biases": ["posenc-t5", "posenc-alibi"],
                      "notebooks/06_rotary_embeddings": ["posenc-rotary"]}
 
 

@@ -15,6 +15,10 @@ library versions, to a JSON file the chapter can load.
     python -m posenc.lib.experiments ch04 --out results/ch04.json            # 10 seeds, a few minutes
     python -m posenc.lib.experiments ch04 --out /tmp/quick.json --seeds 2    # a quick look
 
+* Chapter 5 (``posenc.lib.comparison.InsideLengthExperiment``): the same task and model with every position
+  method, absolute or inside the attention, at the training length (``python -m posenc.lib.experiments ch05
+  --out results/ch05.json``).
+
 Runs are paired: for one seed every kind starts from the same non-positional weights and sees the same
 training batches, so the only difference between them is what the experiment varies.
 """
@@ -433,6 +437,8 @@ def summary_headers(config: LengthExperiment) -> list[str]:
 SWEEPS = {
     "ch04": ("posenc.lib.experiments", "LengthExperiment",
              "learned vs sinusoidal positional encodings, inside and beyond the training length"),
+    "ch05": ("posenc.lib.comparison", "InsideLengthExperiment",
+             "every position method, absolute or inside the attention, at the training length"),
     "ch06": ("posenc.lib.rotary_analysis", "InsideExperiment",
              "rotary attention against every position method of the course, inside the training length"),
 }
