@@ -52,6 +52,7 @@ browser-setup: $(STAMP)
 # 1. unit, grader and notebook tests, with the book build (tests/test_book.py) on one of the two workers;
 # 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium.
 test: $(STAMP) browser-setup
+	tests/grader/setup.sh
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests/test_book.py tests notebooks exercises solutions --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
 	$(BIN)/python -m pytest tests/browser
