@@ -1,7 +1,8 @@
 """Timings, kept out of the tests: ``make bench`` (or ``python -m posenc.bench``).
 
 Reports the execution time of every notebook, the loop-versus-vectorised encoding, the time of each inline
-check on the worked solutions, and (when the batch grader is present) grading throughput.
+check on the worked solutions, and grading throughput with the kernels in bubblewrap (when it is installed)
+and without.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
 import stat
 import sys
@@ -186,6 +187,8 @@ def test_the_summary_and_what_the_run_left_behind(corpus_run):
     info = os.stat(corpus_run["lecturer"])
     assert stat.S_IMODE(info.st_mode) == 0o640 and info.st_mtime == 1_700_000_000
     assert stat.S_IMODE(os.stat(tempfile.gettempdir()).st_mode) == 0o1777
+    # The 20 MB cell and the 100000-deep expression were parsed in kernels, not here.
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 3 * 2**20      # KB: under 3 GB
 
 
 def test_classmates_rows_do_not_depend_on_the_saboteurs(corpus_run, tmp_path):

@@ -268,3 +268,26 @@ def test_without_bubblewrap_kernels_cannot_reach_into_each_other(tmp_path):
         reader.kill()
         server.close()
     assert all(outcome == "PermissionError" for outcome, _ in report.values()), report
+
+
+def test_a_classmate_hogging_the_cpus_does_not_run_out_anyones_time(server):
+    """Sixteen threads spinning in one kernel leave another less CPU; what the other waits for a CPU is
+    measured across the namespaces and does not count against it (see test_grade_units for the stretch)."""
+    hog, honest = server.spawn(Limits(cpu_seconds=4)), server.spawn(Limits())
+    try:
+        run(hog, '''
+        import threading
+        def spin():
+            while True:
+                pass
+        for _ in range(16):
+            threading.Thread(target=spin, daemon=True).start()
+        ''')
+        reply = honest.call({"op": "run", "code": "import time\nt = time.process_time()\n"
+                                                  "while time.process_time() - t < 0.5:\n    pass\n"}, 1.0)
+        measured = honest._waiting()
+    finally:
+        hog.kill()
+        honest.kill()
+    assert reply["status"] == "ok", reply
+    assert measured is not None and honest.waited >= 0

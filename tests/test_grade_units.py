@@ -6,10 +6,12 @@ import io
 import json
 import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -293,3 +295,51 @@ def test_clean_up_leaves_an_immutable_file_and_changes_nothing_around_it(tmp_pat
         assert stat.S_IMODE(os.stat(tmp_path).st_mode) == 0o755
     finally:
         subprocess.run(["chattr", "-i", str(kernel / "stuck")])
+
+
+STARVED_KERNEL = r"""
+import json, os, socket, struct, subprocess, sys, time
+spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(int(sys.argv[2]))]
+time.sleep(0.3)
+channel = socket.socket(fileno=int(sys.argv[1]))
+size = struct.unpack("!Q", channel.recv(8))[0]
+request = json.loads(channel.recv(size))
+start = time.thread_time()
+while time.thread_time() - start < 0.4:        # 0.4 s of computing, on a CPU it must share
+    pass
+body = json.dumps({"id": request["id"], "status": "ok"}).encode()
+channel.sendall(struct.pack("!Q", len(body)) + body)
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("stretch", [100.0, 0.0])
+def test_time_spent_waiting_for_a_cpu_does_not_count(monkeypatch, stretch):
+    """A kernel that shares two CPUs with 6 spinning processes (in its session, so in its scheduling group)
+    needs at least 1.4 s of wall time for its 0.4 s of computing: its deadline (0.8 s here) moves on by its
+    time in the run queue; without that, it is killed. (The stretch is unbounded here, so that a busy test
+    machine cannot matter.)"""
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("no /proc/PID/schedstat on this system")
+    import posenc.grader.kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(Kernel, "MAX_STRETCH", stretch)
+    ours, theirs = socket.socketpair()
+    process = subprocess.Popen([sys.executable, "-c", STARVED_KERNEL, str(theirs.fileno()), "6"],
+                               pass_fds=[theirs.fileno()], start_new_session=True)
+    theirs.close()
+    try:
+        time.sleep(0.5)                                  # the spinners are running
+        kernel = Kernel(process.pid, ours, server=None, max_frame=2**20, own_group=False)
+        if stretch:
+            assert kernel.call({"op": "run"}, timeout=0.2)["status"] == "ok"   # 0.8 s, stretched
+            assert kernel.waited > 0.3
+        else:
+            with pytest.raises(KernelError) as error:
+                kernel.call({"op": "run"}, timeout=0.2)
+            assert error.value.kind == "hung"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        ours.close()

@@ -35,10 +35,11 @@ def wall_seconds(cpu_seconds: float) -> float:
 class KernelError(Exception):
     """The kernel could not answer: it died, hung past its deadline or broke the protocol."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, budget: bool = False):
         super().__init__(message)
         self.kind = kind          # "died", "hung", "protocol"
         self.message = message
+        self.budget = budget      # hung because the time the caller gave (``wall``) ran out
 
 
 @dataclass
@@ -181,7 +182,14 @@ class ForkServer:
 
 
 class Kernel:
-    """One student's process. ``call`` sends a request and waits, at most, for its deadline."""
+    """One student's process. ``call`` sends a request and waits, at most, for its deadline.
+
+    Deadlines count the time the kernel ran or slept, not the time it waited for a CPU: on a busy machine
+    (or next to a classmate whose threads hog both cores) its deadline moves on by the time its main thread
+    spent in the run queue (``/proc/PID/schedstat``), up to ``MAX_STRETCH`` times the deadline. So nobody's
+    load can push a classmate's code past its time."""
+
+    MAX_STRETCH = 3.0
 
     def __init__(self, pid: int, sock: socket.socket, server: ForkServer | None, max_frame: int,
                  pidfd: int | None = None, own_group: bool = True):
@@ -191,14 +199,39 @@ class Kernel:
         self.sock.setblocking(False)
         self.next_id = 0
         self.alive = True
+        self.waited = 0.0             # seconds the last call spent waiting for a CPU
+        self._schedstat: str | None = None
 
-    def _read(self, size: int, deadline: float) -> bytes:
+    # -- time spent waiting for a CPU ----------------------------------------------------------------
+    def _kernel_pid(self) -> int:
+        """The kernel's pid on this machine: ``pid`` itself, or under bubblewrap the grandchild of the
+        supervisor the pidfd holds (the namespace's PID 1 has started the kernel)."""
+        if self.own_group or self.pidfd is None:
+            return self.pid
+        with open(f"/proc/self/fdinfo/{self.pidfd}") as info:
+            pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
+        for _ in range(2):
+            with open(f"/proc/{pid}/task/{pid}/children") as children:
+                pid = int(children.read().split()[0])
+        return pid
+
+    def _waiting(self) -> float | None:
+        """Seconds the kernel's main thread has waited in the run queue since it started (None: unknown)."""
+        try:
+            if self._schedstat is None:
+                self._schedstat = f"/proc/{self._kernel_pid()}/schedstat"
+            with open(self._schedstat) as stat:
+                return int(stat.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError, StopIteration):
+            return None
+
+    def _read(self, size: int, clock: dict) -> bytes:
         chunks, remaining = [], size
         while remaining:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise KernelError("hung", "no answer in time")
-            ready, _, _ = select.select([self.sock], [], [], left)
+            left = clock["deadline"] - time.monotonic()
+            if left <= 0 and not self._stretch(clock):
+                raise KernelError("hung", "no answer in time", budget=clock["budget"])
+            ready, _, _ = select.select([self.sock], [], [], max(left, 0.05))
             if not ready:
                 continue
             try:
@@ -213,15 +246,33 @@ class Kernel:
             remaining -= len(chunk)
         return b"".join(chunks)
 
+    def _stretch(self, clock: dict) -> bool:
+        """Move the deadline on by the time spent waiting for a CPU since it was last moved; False when
+        there is none to add (the kernel ran or slept through its time) or the stretch is used up."""
+        waiting = self._waiting()
+        if waiting is None:
+            return False
+        extra = min(waiting - clock["mark"], clock["limit"] - clock["deadline"])
+        clock["mark"] = waiting
+        if extra < 0.01:
+            return False
+        clock["deadline"] += extra
+        return True
+
     def call(self, request: dict, timeout: float, wall: float | None = None) -> dict:
         """Send ``request`` with a time limit of ``timeout`` seconds of CPU and at most ``wall`` seconds of
-        waiting (default: ``wall_seconds(timeout)``); the reply dict, or KernelError (the kernel is then
-        dead)."""
+        waiting (default: ``wall_seconds(timeout)``; time spent waiting for a CPU does not count); the
+        reply dict, or KernelError (the kernel is then dead). ``waited`` says how long it waited for a CPU."""
         if not self.alive:
             raise KernelError("died", "the kernel is not running")
         self.next_id = secrets.randbits(62)      # unguessable: a frame forged in advance never matches
         request = dict(request, id=self.next_id, timeout=timeout)
-        deadline = time.monotonic() + min(wall_seconds(timeout), wall if wall is not None else float("inf"))
+        start, allowed = time.monotonic(), wall_seconds(timeout)
+        budget = wall is not None and wall < allowed
+        allowed = min(allowed, wall) if wall is not None else allowed
+        origin = self._waiting() or 0.0        # (0: the kernel is being born, all its waiting is this call's)
+        clock = {"deadline": start + allowed, "limit": start + allowed * (1 + self.MAX_STRETCH),
+                 "budget": budget, "mark": origin}
         try:
             self.sock.settimeout(max(1.0, timeout))
             send_frame(self.sock, json.dumps(request).encode())
@@ -231,11 +282,11 @@ class Kernel:
             raise KernelError("died", f"the kernel process ended ({exc})") from None
         try:
             while True:
-                (size,) = HEADER.unpack(self._read(HEADER.size, deadline))
+                (size,) = HEADER.unpack(self._read(HEADER.size, clock))
                 if size > self.max_frame:
                     raise KernelError("protocol", f"an answer of {size / 2**20:.0f} MB, over the limit")
                 try:
-                    reply = json.loads(self._read(size, deadline))
+                    reply = json.loads(self._read(size, clock))
                 except (ValueError, RecursionError):
                     raise KernelError("protocol", "an answer that is not valid JSON") from None
                 if not isinstance(reply, dict):
@@ -246,6 +297,9 @@ class Kernel:
         except KernelError as exc:
             self.kill(grace=1.0 if exc.kind == "died" else 0.0)
             raise
+        finally:
+            now = self._waiting() if self.alive else clock["mark"]
+            self.waited = max(0.0, now - origin) if now is not None else 0.0
 
     def close(self) -> None:
         """End the kernel: it exits by itself when its socket closes (killed if it has not within 0.5 s)."""
