@@ -173,6 +173,9 @@ attempt("big file", lambda: open("big", "wb").write(b"x" * (17 << 20)))
 attempt("disk", fill)
 for name in os.listdir("."):
     os.remove(name)
+attempt("many files", lambda: [open(f"n{i}", "w").close() for i in range(20_000)])
+for name in os.listdir("."):
+    os.remove(name)
 with open("mine.txt", "w") as handle:
     handle.write("x")
 attempt("chmod", lambda: os.chmod("mine.txt", 0o777))
@@ -210,6 +213,7 @@ def test_limits_hold_and_cannot_be_raised(server):
     assert report["shared memory"][0] in ("OSError", "MemoryError"), report["shared memory"]
     assert report["disk"][0] == "OSError" and "No space left" in report["disk"][1]
     assert report["big file"][0] == "OSError" and "too large" in report["big file"][1]
+    assert report["many files"][0] == "OSError" and "No space left" in report["many files"][1]
     for key in ("memfd", "chmod", "utime", "xattr", "fork", "program", "socket", "outside"):
         assert report[key][0] in ("PermissionError", "OSError"), (key, report[key])
     assert report["thread"] == [1]                                       # threads are fine

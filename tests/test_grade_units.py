@@ -131,6 +131,7 @@ def test_library_objects_travel_as_references_and_only_from_the_library():
     (HEADER.pack(2**40), "protocol"),                               # absurd size
     (HEADER.pack(9) + b"not json!", "protocol"),
     (HEADER.pack(2) + b"[]", "protocol"),
+    (HEADER.pack(27) + b'{"id": 1, "status": "ok"}  ', "protocol"),    # forged: answers no question asked
     (HEADER.pack(3) + b'{"i', "died"),                               # cut short: the process ended
 ])
 def test_a_kernel_that_breaks_the_protocol_is_killed_and_reported(frame, kind):

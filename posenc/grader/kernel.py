@@ -229,11 +229,11 @@ class Kernel:
         chunks, remaining = [], size
         while remaining:
             left = clock["deadline"] - time.monotonic()
-            if left <= 0 and not self._stretch(clock):
+            ready, _, _ = select.select([self.sock], [], [], max(left, 0.0))
+            if not ready:                 # (an answer already there counts, however late this thread looks)
+                if left > 0 or self._stretch(clock):
+                    continue
                 raise KernelError("hung", "no answer in time", budget=clock["budget"])
-            ready, _, _ = select.select([self.sock], [], [], max(left, 0.05))
-            if not ready:
-                continue
             try:
                 chunk = self.sock.recv(min(remaining, 1 << 20))
             except BlockingIOError:
@@ -281,19 +281,18 @@ class Kernel:
             self.kill(grace=1.0)
             raise KernelError("died", f"the kernel process ended ({exc})") from None
         try:
-            while True:
-                (size,) = HEADER.unpack(self._read(HEADER.size, clock))
-                if size > self.max_frame:
-                    raise KernelError("protocol", f"an answer of {size / 2**20:.0f} MB, over the limit")
-                try:
-                    reply = json.loads(self._read(size, clock))
-                except (ValueError, RecursionError):
-                    raise KernelError("protocol", "an answer that is not valid JSON") from None
-                if not isinstance(reply, dict):
-                    raise KernelError("protocol", "an answer that is not a JSON object")
-                if reply.get("id") == self.next_id:
-                    return reply
-                # a stale or forged frame: ignore it and keep waiting for the real answer
+            (size,) = HEADER.unpack(self._read(HEADER.size, clock))
+            if size > self.max_frame:
+                raise KernelError("protocol", f"an answer of {size / 2**20:.0f} MB, over the limit")
+            try:
+                reply = json.loads(self._read(size, clock))
+            except (ValueError, RecursionError, MemoryError):
+                raise KernelError("protocol", "an answer that is not valid JSON") from None
+            if not isinstance(reply, dict):
+                raise KernelError("protocol", "an answer that is not a JSON object")
+            if reply.get("id") != self.next_id:    # one question at a time: any other answer is forged
+                raise KernelError("protocol", "an answer to no question asked (forged?)")
+            return reply
         except KernelError as exc:
             self.kill(grace=1.0 if exc.kind == "died" else 0.0)
             raise

@@ -192,7 +192,7 @@ def _root_launch(spec: dict) -> None:
 
 def isolate(disk_bytes: int) -> None:
     """Move this process into new user, PID, mount, network, IPC and UTS namespaces; give the mount
-    namespace a fresh tmpfs of ``disk_bytes`` on /tmp and hide /proc. Its next child is PID 1 of the new
+    namespace a fresh tmpfs of ``disk_bytes`` (and at most 16384 files) on /tmp and hide /proc. Its next child is PID 1 of the new
     PID namespace. Raises OSError when the system refuses."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
@@ -203,7 +203,7 @@ def isolate(disk_bytes: int) -> None:
             handle.write(text)
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
     _check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
-                      f"mode=0700,size={max(4096, int(disk_bytes))}".encode()), "mount /tmp")
+                      f"mode=0700,size={max(4096, int(disk_bytes))},nr_inodes=16384".encode()), "mount /tmp")
     # A new procfs cannot be mounted under bubblewrap's (it hides parts of it), and the old one shows
     # the fork server's other kernels: /proc becomes an empty read-only folder.
     _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
