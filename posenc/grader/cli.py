@@ -192,7 +192,7 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
     progress = Progress(len(files), stream, quiet)
     try:
         try:
-            pool.get(None)
+            pool.get(None)        # the first fork server, in the main thread (it parses the notebooks)
         except SandboxError as exc:
             say(sys.stderr, f"error: {terminal_text(str(exc))}")
             return 2
@@ -202,6 +202,12 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
             mark_problems(subs, chosen, forced=bool(set_id))
             plan = Plan.make(chosen, extras) if chosen is not None else None
             results: dict[int, Graded] = {}
+            if plan is not None and any(s.gradable for s in subs):
+                try:
+                    pool.get(chosen)  # started here, in the main thread: bubblewrap dies with this thread
+                except SandboxError as exc:
+                    say(sys.stderr, f"error: {terminal_text(str(exc))}")
+                    return 2
 
             def work(sub: Submission) -> Graded:
                 try:
