@@ -183,6 +183,8 @@ def test_links_are_listed_as_links_and_never_followed(tmp_path):
     os.symlink(outside, hand_ins / "more")                                   # a folder: not searched
     found = {f.name: f for f in find_submissions([str(hand_ins), str(hand_ins / "ch01_solution.ipynb")])}
     assert sorted(found) == ["ch01_a_link.ipynb", "ch01_real.ipynb", "ch01_solution.ipynb"]
+    os.symlink(hand_ins, tmp_path / "linked-hand-ins")                        # the lecturer's own link: searched
+    assert len(find_submissions([str(tmp_path / "linked-hand-ins")])) == 3
     assert found["ch01_a_link.ipynb"].symlink and found["ch01_solution.ipynb"].symlink
     assert not found["ch01_real.ipynb"].symlink
     sub = read_submission(hand_ins / "ch01_solution.ipynb")                  # even when read directly

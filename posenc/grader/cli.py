@@ -21,7 +21,6 @@ import contextlib
 import os
 import secrets
 import signal
-import stat
 import sys
 import threading
 import time
@@ -65,17 +64,15 @@ def display_name(name: str) -> str:
 def find_submissions(paths: list[str]) -> list[Found]:
     """Files and folders (searched recursively for .ipynb, never through a symbolic link), in order.
 
-    A symbolic link is listed (as a symlink) but not followed; the same path named twice is listed once.
+    A symbolic link met in a folder, or named as a file, is listed (as a symlink) but not followed; a folder
+    named on the command line is searched even if it is a link (it is the lecturer's). The same path named
+    twice is listed once.
     """
     found: list[Found] = []
     seen: set[str] = set()
     for raw in paths:
         path = Path(raw)
-        try:
-            info = os.lstat(path)
-        except OSError:
-            info = None
-        if info is not None and stat.S_ISDIR(info.st_mode):
+        if path.is_dir():
             items = []
             for folder, dirs, files in os.walk(path, followlinks=False):
                 dirs[:] = sorted((d for d in dirs if d != ".ipynb_checkpoints"), key=os.fsencode)
