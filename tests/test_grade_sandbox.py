@@ -171,11 +171,13 @@ def fill():
             handle.write(b"x" * (16 << 20))
 attempt("big file", lambda: open("big", "wb").write(b"x" * (17 << 20)))
 attempt("disk", fill)
-for name in os.listdir("."):
-    os.remove(name)
+def clear():
+    for name in os.listdir("."):
+        if os.path.isfile(name):         # (a checkout under /tmp shows there, read-only)
+            os.remove(name)
+clear()
 attempt("many files", lambda: [open(f"n{i}", "w").close() for i in range(20_000)])
-for name in os.listdir("."):
-    os.remove(name)
+clear()
 with open("mine.txt", "w") as handle:
     handle.write("x")
 attempt("chmod", lambda: os.chmod("mine.txt", 0o777))
@@ -295,3 +297,14 @@ def test_a_classmate_hogging_the_cpus_does_not_run_out_anyones_time(server):
         honest.kill()
     assert reply["status"] == "ok", reply
     assert measured is not None and honest.waited >= 0
+
+
+def test_a_checkout_under_tmp_stays_visible(tmp_path):
+    """/tmp is a fresh tmpfs for the fork server and again for each kernel: what the environment needs
+    from under it (a clone in /tmp/...) is bound after the tmpfs is there."""
+    from posenc.grader.sandbox import bwrap_arguments
+
+    args, binds = bwrap_arguments(["python"], {}, 2**20)
+    tmpfs = args.index("--tmpfs")
+    assert args[tmpfs + 1] == "/tmp"
+    assert all(args.index(path) > tmpfs for path in binds)

@@ -149,10 +149,6 @@ def feedback_names(names: list[str]) -> list[str]:
     return result
 
 
-def feedback_name(name: str) -> str:
-    return feedback_names([name])[0]
-
-
 def write_feedback(path: Path, text: str) -> None:
     """Write a feedback file, never through a symbolic link already standing at its name."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)

@@ -108,6 +108,9 @@ def bwrap_arguments(command: list[str], env: dict[str, str], tmp_bytes: int) -> 
             "--unshare-cgroup-try", "--as-pid-1", "--die-with-parent", "--new-session", "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
+    # First the fresh file systems, then the binds (a checkout under /tmp stays visible on the new /tmp)
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--size", str(int(tmp_bytes)),
+             "--tmpfs", "/tmp"]
 
     def bind(source: Path | str, dest: Path | str | None = None, must: bool = True) -> None:
         binds.append(str(source))
@@ -132,9 +135,7 @@ def bwrap_arguments(command: list[str], env: dict[str, str], tmp_bytes: int) -> 
             bind(package / relative)
     for relative in EMPTY_DIRS:
         args += ["--dir", str(package / relative)]
-    args += ["--remount-ro", str(package),
-             "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--size", str(int(tmp_bytes)), "--tmpfs", "/tmp",
-             "--remount-ro", "/", "--chdir", "/tmp", "--", *command]
+    args += ["--remount-ro", str(package), "--remount-ro", "/", "--chdir", "/tmp", "--", *command]
     return args, binds
 
 
@@ -202,8 +203,16 @@ def isolate(disk_bytes: int) -> None:
         with open(f"/proc/self/{name}", "w") as handle:
             handle.write(text)
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    # What the environment needs and lives under /tmp (a checkout there) is bound again on the new /tmp.
+    keep = [path for path in (*_runtime_roots(), package_dir()) if Path("/tmp") in path.parents]
+    fds = [os.open(path, os.O_PATH | os.O_CLOEXEC) for path in keep]
     _check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
                       f"mode=0700,size={max(4096, int(disk_bytes))},nr_inodes=16384".encode()), "mount /tmp")
+    for path, fd in zip(keep, fds):
+        os.makedirs(path, exist_ok=True)
+        _check(libc.mount(f"/proc/self/fd/{fd}".encode(), str(path).encode(), None, MS_BIND | MS_REC, None),
+               f"keep {path}")
+        os.close(fd)
     # A new procfs cannot be mounted under bubblewrap's (it hides parts of it), and the old one shows
     # the fork server's other kernels: /proc becomes an empty read-only folder.
     _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
