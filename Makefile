@@ -74,6 +74,7 @@ browser-setup: $(STAMP)
 # shared out between two workers (each with its own Chromium).
 
 test: $(STAMP) browser-setup
+	tests/grader/setup.sh
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests/test_colab.py tests --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser

@@ -2,7 +2,7 @@
 
 Reports the execution time of every notebook, the loop-versus-vectorised encoding, the training speed of
 the tiny Transformer under each position method, the time of each inline check on the worked solutions,
-and (when the batch grader is present) grading throughput.
+and grading throughput with the kernels in bubblewrap (when it is installed) and without.
 """
 
 from __future__ import annotations
@@ -62,17 +62,19 @@ def bench_notebooks() -> None:
             print(f"  {time.perf_counter() - start:6.1f}  {path.relative_to(ROOT)}")
 
 
-def bench_grader(n: int = 40, jobs: int | None = None) -> dict:
-    """Grading throughput on a generated class of ``n`` ch01 submissions (``python -m posenc.grader``).
+def bench_grader(n: int = 40, jobs: int | None = None, sandbox: bool = True) -> dict:
+    """Grading throughput on a generated class of ``n`` ch01 submissions (``python -m posenc.grader``),
+    with the kernels in bubblewrap (``sandbox``) or not (``--no-sandbox``).
 
     The class is made of the grader corpus's ordinary submissions (correct, typical mistakes, unattempted,
-    partial), repeated with a comment that makes each copy unique, so nothing is graded once for several rows.
+    partial), repeated with a comment that makes each copy unique.
     """
     import json
     import os
     import tempfile
 
     from posenc.grader.cli import grade_files
+    from posenc.grader.kernel import Limits
     from posenc.grader.session import Settings
 
     corpus = ROOT / "tests" / "submissions"
@@ -85,14 +87,26 @@ def bench_grader(n: int = 40, jobs: int | None = None) -> dict:
             first = next(cell for cell in nb["cells"] if cell["cell_type"] == "code")
             first["source"] = f"# student {i}\n" + "".join(first["source"])
             Path(folder, f"ch01_student{i:03d}.ipynb").write_text(json.dumps(nb))
-        start = time.perf_counter()
-        status = grade_files([folder], out=Path(folder) / "grades.csv", settings=Settings(seed=1234),
+        start, cpu_start = time.perf_counter(), _cpu_seconds()
+        settings = Settings(seed=1234, limits=Limits(sandbox=sandbox))
+        status = grade_files([folder], out=Path(folder) / "grades.csv", settings=settings,
                              jobs=jobs or os.cpu_count() or 1, quiet=True)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     per_minute = n / seconds * 60
-    print(f"Grading throughput: {n} submissions of ch01 in {seconds:.1f} s = {per_minute:.0f} per minute "
-          f"on {os.cpu_count()} cores (exit status {status})")
-    return {"submissions": n, "seconds": seconds, "per_minute": per_minute, "exit_status": status}
+    how = "in bubblewrap" if sandbox else "without bubblewrap (--no-sandbox)"
+    print(f"Grading throughput, kernels {how}: {n} submissions of ch01 in {seconds:.1f} s = "
+          f"{per_minute:.0f} per minute on {os.cpu_count()} cores (exit status {status}); "
+          f"{cpu / n:.2f} s of CPU per submission, so at most {120 * n / cpu:.0f} per minute on 2 idle cores")
+    return {"submissions": n, "seconds": seconds, "per_minute": per_minute, "exit_status": status,
+            "sandbox": sandbox, "cpu_per_submission": cpu / n}
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended (the grader's kernels included)."""
+    import resource
+
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 
 
 def main(argv=None) -> int:
@@ -102,7 +116,13 @@ def main(argv=None) -> int:
     bench_encoding()
     bench_methods()
     bench_inline_checks()
-    bench_grader()
+    from posenc.grader.sandbox import find_bwrap
+
+    if find_bwrap():
+        bench_grader(sandbox=True)
+    else:
+        print("Grading throughput in bubblewrap: not measured (bwrap is not installed)")
+    bench_grader(sandbox=False)
     if not args.skip_notebooks:
         bench_notebooks()
     return 0

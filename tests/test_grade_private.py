@@ -11,9 +11,13 @@ import textwrap
 
 import pytest
 
-from posenc.exercises import SET_IDS
+from posenc.exercises import SET_IDS, load_set
 from posenc.grader.cli import main
+from posenc.grader.sandbox import find_bwrap
 from tests.conftest import ROOT
+
+FULL_MARKS = f"{load_set('ch01').max_points:g}"    # alice's notebook answers every question of ch01
+from tests.submissions import require_bwrap
 
 CORPUS = ROOT / "tests" / "submissions"
 
@@ -61,6 +65,7 @@ EXTRA = {{"ch01": [BitsAreInts(qid="p2", title="ints", name="binary_encoding", p
 
 
 def test_private_checks_count_but_show_only_pass_or_fail(tmp_path):
+    require_bwrap()
     private = tmp_path / "private"          # outside the repository, as a lecturer's folder would be
     private.mkdir()
     function_log, custom_log = tmp_path / "function.log", tmp_path / "custom.log"
@@ -117,16 +122,18 @@ def test_the_benchmark_reports_throughput():
     from posenc.bench import bench_grader
 
     with contextlib.redirect_stdout(io.StringIO()) as printed:
-        report = bench_grader(n=4, jobs=2)
-    assert report["exit_status"] == 0 and report["per_minute"] > 0
+        report = bench_grader(n=4, jobs=2, sandbox=find_bwrap() is not None)
+    assert report["exit_status"] == 0 and report["per_minute"] > 0 and report["cpu_per_submission"] > 0
     assert "per minute" in printed.getvalue()
 
 
 @pytest.mark.parametrize("set_id", SET_IDS)
 def test_every_set_s_solution_gets_full_marks_and_its_exercise_less(tmp_path, set_id):
-    """The grader is generic: any exercise set whose notebooks are generated, torch modules included."""
+    """The grader is generic: any exercise set whose notebooks are generated, torch modules included, in
+    bubblewrap and under the memory limit."""
     from posenc.exercises import load_set
 
+    require_bwrap()
     copied = 0
     for folder in ("solutions", "exercises"):
         for path in (ROOT / folder).glob(f"{set_id}_*.ipynb"):
@@ -143,3 +150,50 @@ def test_every_set_s_solution_gets_full_marks_and_its_exercise_less(tmp_path, se
             assert row["total"] == maximum and row["status"] == "ok", row
         elif name.startswith("exercises_"):
             assert row["status"] == "ok" and float(row["total"]) < float(maximum), row
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("points=-3", "positive number"),
+    ("points=float('nan')", "positive number"),
+    ("qid='total'", "cannot be a gradebook column"),
+    ("qid='=HYPERLINK(1)'", "cannot be a gradebook column"),
+])
+def test_private_checks_that_would_break_the_gradebook_are_refused(tmp_path, capsys, bad, words):
+    (tmp_path / "private").mkdir()
+    fields = dict(qid="'p1'", points="1")
+    key, value = bad.split("=", 1)
+    fields[key] = value
+    (tmp_path / "private" / "bad.py").write_text(
+        "from posenc.exercises.framework import FunctionQuestion\n"
+        f"EXTRA = {{'ch01': [FunctionQuestion(qid={fields['qid']}, title='x', name='wavelength', "
+        f"points={fields['points']}, probes=lambda seed: [(1, 4)], reference=lambda i, d: 1.0)]}}\n")
+    shutil.copy(CORPUS / "ch01_correct_alice.ipynb", tmp_path)
+    status = main([str(tmp_path / "ch01_correct_alice.ipynb"), "--out", str(tmp_path / "g.csv"),
+                   "--extra-tests", str(tmp_path / "private"), "--no-sandbox"])
+    assert status == 2 and words in capsys.readouterr().err
+    assert not (tmp_path / "g.csv").exists()
+
+
+def test_the_grader_refuses_to_run_unconfined_unless_told(tmp_path, capsys, monkeypatch):
+    shutil.copy(CORPUS / "ch01_correct_alice.ipynb", tmp_path)
+    monkeypatch.setenv("POSENC_BWRAP", "none")            # as on a machine without bubblewrap
+    out = tmp_path / "g.csv"
+    assert main([str(tmp_path), "--out", str(out), "--seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "bubblewrap" in err and "--no-sandbox" in err and not out.exists()
+    assert main([str(tmp_path), "--out", str(out), "--seed", "1", "--no-sandbox", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "without bubblewrap" in printed and "seccomp" in printed
+    assert list(csv.DictReader(open(out, newline="")))[1]["total"] == FULL_MARKS
+
+
+def test_a_tie_between_sets_still_writes_the_gradebook(tmp_path, capsys):
+    require_bwrap()
+    for name in ("ch01_correct_alice.ipynb", "ch02_relative_shift_wendy.ipynb"):
+        shutil.copy(CORPUS / name, tmp_path)
+    out = tmp_path / "g.csv"
+    assert main([str(tmp_path), "--out", str(out), "--seed", "1", "--jobs", "2"]) == 1
+    assert "as many submissions answer ch01 as ch02" in capsys.readouterr().out
+    rows = {r["file"]: r for r in csv.DictReader(open(out, newline=""))}
+    assert rows["ch01_correct_alice.ipynb"]["total"] == FULL_MARKS
+    assert rows["ch02_relative_shift_wendy.ipynb"]["status"] == "wrong-set"

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import shutil
+import signal
 import socket
+import stat
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from posenc.exercises import load_set
 from posenc.exercises.probe import LibObject, collect, decode, encode
-from posenc.grader.cli import find_submissions
-from posenc.grader.session import Plan
+from posenc.grader.cli import choose_set, find_submissions, mark_problems
+from posenc.grader.report import clean, csv_cell, feedback_names, say
+from posenc.grader.session import Plan, remove_tree
 from posenc.grader.kernel import Kernel, KernelError
 from posenc.grader.submission import (
-    EMPTY, INVALID, detect_set, prepare_cell, read_submission,
+    EMPTY, INVALID, SYMLINK, Submission, detect_set, parse_notebook, prepare_cell, read_submission, set_digest,
+    template_sources,
 )
 from posenc.grader.worker import HEADER
 from posenc.exercises.authoring import notebook_namespace
@@ -59,9 +68,13 @@ def test_set_detection_falls_back_to_the_checker_call_then_the_file_name():
 def test_check_calls_are_dropped_and_ipython_syntax_translated():
     cell = prepare_cell(3, "abc", 'x = 1\ncheck("q2")\n%time y = x\ncheck.summary()\ndef f():\n    check("q1")\n')
     assert cell.checks == ["q2", ""]
-    assert cell.code.count("check(") == 1 and "    check('q1')" in cell.code    # only top-level calls go
+    assert cell.code.count("check(") == 1 and '    check("q1")' in cell.code    # only top-level calls go
     assert "run_line_magic" in cell.code and cell.defines == {"x", "f"}
+    assert cell.code.splitlines()[1] == "pass" and len(cell.code.splitlines()) == 6   # line numbers kept
     compile(cell.code, "<cell>", "exec")
+    spread = prepare_cell(1, "", 'a = 1; check(\n    "q1"); b = 2\nc = 3\n')
+    assert spread.checks == ["q1"] and spread.defines == {"a", "b", "c"}
+    assert spread.code.splitlines()[2] == "c = 3" and "check" not in spread.code
     broken = prepare_cell(1, "", "def f(:\n")
     assert broken.code == "def f(:\n"           # left for the kernel to report as a SyntaxError
 
@@ -75,7 +88,7 @@ def test_folders_are_searched_and_each_file_is_graded_once(tmp_path):
     (tmp_path / "b" / "notes.txt").write_text("")
     found = find_submissions([str(tmp_path / "a"), str(tmp_path / "a" / "x.ipynb"), str(tmp_path / "b")])
     assert len(found) == 2
-    assert len({name for _, name in found}) == 2           # same file name in two folders: told apart
+    assert len({f.name for f in found}) == 2               # same file name in two folders: told apart
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +131,7 @@ def test_library_objects_travel_as_references_and_only_from_the_library():
     (HEADER.pack(2**40), "protocol"),                               # absurd size
     (HEADER.pack(9) + b"not json!", "protocol"),
     (HEADER.pack(2) + b"[]", "protocol"),
+    (HEADER.pack(27) + b'{"id": 1, "status": "ok"}  ', "protocol"),    # forged: answers no question asked
     (HEADER.pack(3) + b'{"i', "died"),                               # cut short: the process ended
 ])
 def test_a_kernel_that_breaks_the_protocol_is_killed_and_reported(frame, kind):
@@ -151,3 +165,184 @@ def test_a_silent_kernel_is_killed_at_its_deadline(monkeypatch):
     finally:
         process.kill()
         theirs.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue #17: what one odd or hostile file must not do to the run
+
+
+def test_links_are_listed_as_links_and_never_followed(tmp_path):
+    outside = tmp_path / "solutions"
+    outside.mkdir()
+    (outside / "ch01_sinusoids.ipynb").write_text("{}")
+    hand_ins = tmp_path / "hand-ins"
+    hand_ins.mkdir()
+    (hand_ins / "ch01_real.ipynb").write_text("{}")
+    os.symlink("ch01_real.ipynb", hand_ins / "ch01_a_link.ipynb")          # sorts first
+    os.symlink(outside / "ch01_sinusoids.ipynb", hand_ins / "ch01_solution.ipynb")
+    os.symlink(outside, hand_ins / "more")                                   # a folder: not searched
+    found = {f.name: f for f in find_submissions([str(hand_ins), str(hand_ins / "ch01_solution.ipynb")])}
+    assert sorted(found) == ["ch01_a_link.ipynb", "ch01_real.ipynb", "ch01_solution.ipynb"]
+    os.symlink(hand_ins, tmp_path / "linked-hand-ins")                        # the lecturer's own link: searched
+    assert len(find_submissions([str(tmp_path / "linked-hand-ins")])) == 3
+    assert found["ch01_a_link.ipynb"].symlink and found["ch01_solution.ipynb"].symlink
+    assert not found["ch01_real.ipynb"].symlink
+    sub = read_submission(hand_ins / "ch01_solution.ipynb")                  # even when read directly
+    assert sub.problem == SYMLINK and "not followed" in sub.message
+
+
+def test_names_that_are_not_utf8_are_shown_escaped_and_kept_apart(tmp_path):
+    (tmp_path / os.fsdecode(b"ch01_\xff.ipynb")).write_text("{}")
+    (tmp_path / "ch01_\\xff.ipynb").write_text("{}")                          # the same name once escaped
+    names = sorted(f.name for f in find_submissions([str(tmp_path)]))
+    assert names == ["ch01_\\xff (2).ipynb", "ch01_\\xff.ipynb"] or names == ["ch01_\\xff.ipynb", "ch01_\\xff (2).ipynb"]
+    assert all(name.encode("utf-8") for name in names)
+
+
+def test_a_fifo_or_a_folder_named_like_a_notebook_is_an_invalid_row_not_a_hang(tmp_path):
+    os.mkfifo(tmp_path / "ch01_pipe.ipynb")
+    sub = read_submission(tmp_path / "ch01_pipe.ipynb")
+    assert sub.problem == INVALID and "not a regular file" in sub.message
+
+
+def test_cells_too_deep_or_too_long_to_parse_are_left_to_the_kernel():
+    deep = prepare_cell(1, "", "x = 1" + " + 1" * 100_000 + '\ncheck("q1")\n')
+    assert deep.code == deep.source                     # no RecursionError here; the kernel reports it
+    long = prepare_cell(2, "", "data = [" + "0, " * 400_000 + '0]\ncheck("q1")\n')
+    assert long.code == long.source and long.checks == []
+    nb = {"cells": [{"cell_type": "code", "id": "\ud800", "source": 'def f():\n    return "\udcff"\n'}],
+          "metadata": {}}
+    parsed = parse_notebook(json.dumps(nb).encode(), "ch01_x.ipynb")
+    assert parsed["problem"] is None and parsed["cells"][0][0] == "\ud800"    # kept; cleaned on output
+
+
+def test_feedback_names_are_unique_short_and_reversible():
+    names = ["sec1/ch01_bob.ipynb", "sec1__ch01_bob.ipynb", "Alice.ipynb", "alice.ipynb", ".hidden.ipynb",
+             "ch01_" + "é" * 200 + ".ipynb", "a\x1b[2Jb.ipynb", "..ipynb", "x:y*?.ipynb"]
+    files = feedback_names(names)
+    assert len({f.casefold() for f in files}) == len(files)
+    assert files[0] == "sec1%2Fch01_bob.txt" and files[1] == "sec1__ch01_bob.txt"
+    assert all(len(f.encode()) <= 255 and "/" not in f and not f.startswith(".") for f in files)
+    assert all(f.isprintable() for f in files) and files[6] == "a%1B[2Jb.txt"
+
+
+def test_csv_cells_and_terminal_lines_are_inert():
+    assert csv_cell("=HYPERLINK(\"http://x\")") == "'=HYPERLINK(\"http://x\")"
+    assert [csv_cell(v) for v in ("+1", "-2", "@SUM(A1)", "\t=1", "ok", "10", "0.0")] == \
+        ["'+1", "'-2", "'@SUM(A1)", "' =1", "ok", "10", "0.0"]
+    assert clean("a\x1b[31mb\x9bc\u202ed\ud800e\x07") == "a [31mb c d\ufffde "
+    assert len(clean("x" * 10_000, limit=100)) == 100
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    say(stream, "caf\u00e9 \x1b[2J done")
+    stream.seek(0)
+    assert stream.read() == "caf\\xe9  [2J done\n"
+
+
+def test_duplicates_are_the_same_program_not_the_same_answers():
+    template = template_sources("ch01")
+    alice = read_submission(ROOT / "tests" / "submissions" / "ch01_correct_alice.ipynb")
+    zoe = read_submission(ROOT / "tests" / "submissions" / "ch01_duplicate_of_alice_zoe.ipynb")
+    ray = read_submission(ROOT / "tests" / "submissions" / "ch01_copies_with_stubs_ray.ipynb")
+    untouched = read_submission(EXERCISE)
+    assert set_digest(alice, template) == set_digest(zoe, template) != ""
+    assert set_digest(ray, template) not in ("", set_digest(alice, template))   # the stubs run after the copy
+    assert set_digest(untouched, template) == ""
+
+
+def test_a_tie_between_sets_grades_the_first_and_says_so():
+    subs = [Submission(Path(f"{s}.ipynb"), f"{s}.ipynb", set_id=s) for s in ("ch02", "ch01", "ch99")]
+    chosen, note = choose_set(subs, None)
+    assert chosen == "ch01" and "ch01 as ch02" in note and "--set" in note
+    mark_problems(subs, chosen)
+    assert [s.problem for s in subs] == ["wrong-set", None, "unknown-set"]
+
+
+def test_clean_up_never_follows_links_nor_touches_the_parent(tmp_path):
+    lecturer = tmp_path / "lecturer.txt"
+    lecturer.write_text("notes")
+    os.chmod(lecturer, 0o640)
+    os.chmod(tmp_path, 0o755)
+    kernel = tmp_path / "kernel"
+    (kernel / "a" / "b").mkdir(parents=True)
+    (kernel / "a" / "b" / "f.txt").write_text("x")
+    os.symlink(lecturer, kernel / "link")
+    os.symlink(tmp_path, kernel / "a" / "up")
+    os.chmod(kernel / "a" / "b", 0o500)
+    os.chmod(kernel / "a", 0o000)
+    deep = kernel
+    for _ in range(300):                                # deeper than the clean-up goes: reported, not a crash
+        deep = deep / "d"
+        deep.mkdir()
+    assert remove_tree(str(kernel))                    # what is left is reported
+    assert stat.S_IMODE(os.stat(lecturer).st_mode) == 0o640 and lecturer.read_text() == "notes"
+    assert stat.S_IMODE(os.stat(tmp_path).st_mode) == 0o755
+    shallow = tmp_path / "shallow"
+    (shallow / "x").mkdir(parents=True)
+    os.symlink(lecturer, shallow / "x" / "link")
+    os.chmod(shallow / "x", 0o000)
+    assert remove_tree(str(shallow)) == [] and not shallow.exists()
+    assert stat.S_IMODE(os.stat(lecturer).st_mode) == 0o640
+
+
+def test_clean_up_leaves_an_immutable_file_and_changes_nothing_around_it(tmp_path):
+    if os.geteuid() != 0 or shutil.which("chattr") is None:
+        pytest.skip("making a file immutable needs root and chattr")
+    kernel = tmp_path / "kernel"
+    kernel.mkdir()
+    (kernel / "stuck").write_text("x")
+    if subprocess.run(["chattr", "+i", str(kernel / "stuck")], capture_output=True).returncode != 0:
+        pytest.skip("this file system has no immutable flag")
+    os.chmod(tmp_path, 0o755)
+    try:
+        assert remove_tree(str(kernel)) == ["stuck"]
+        assert stat.S_IMODE(os.stat(tmp_path).st_mode) == 0o755
+    finally:
+        subprocess.run(["chattr", "-i", str(kernel / "stuck")])
+
+
+STARVED_KERNEL = r"""
+import json, os, socket, struct, subprocess, sys, time
+spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(int(sys.argv[2]))]
+time.sleep(0.3)
+channel = socket.socket(fileno=int(sys.argv[1]))
+size = struct.unpack("!Q", channel.recv(8))[0]
+request = json.loads(channel.recv(size))
+start = time.thread_time()
+while time.thread_time() - start < 0.4:        # 0.4 s of computing, on a CPU it must share
+    pass
+body = json.dumps({"id": request["id"], "status": "ok"}).encode()
+channel.sendall(struct.pack("!Q", len(body)) + body)
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("stretch", [100.0, 0.0])
+def test_time_spent_waiting_for_a_cpu_does_not_count(monkeypatch, stretch):
+    """A kernel that shares two CPUs with 6 spinning processes (in its session, so in its scheduling group)
+    needs at least 1.4 s of wall time for its 0.4 s of computing: its deadline (0.8 s here) moves on by its
+    time in the run queue; without that, it is killed. (The stretch is unbounded here, so that a busy test
+    machine cannot matter.)"""
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("no /proc/PID/schedstat on this system")
+    import posenc.grader.kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(Kernel, "MAX_STRETCH", stretch)
+    ours, theirs = socket.socketpair()
+    process = subprocess.Popen([sys.executable, "-c", STARVED_KERNEL, str(theirs.fileno()), "6"],
+                               pass_fds=[theirs.fileno()], start_new_session=True)
+    theirs.close()
+    try:
+        time.sleep(0.5)                                  # the spinners are running
+        kernel = Kernel(process.pid, ours, server=None, max_frame=2**20, own_group=False)
+        if stretch:
+            assert kernel.call({"op": "run"}, timeout=0.2)["status"] == "ok"   # 0.8 s, stretched
+            assert kernel.waited > 0.3
+        else:
+            with pytest.raises(KernelError) as error:
+                kernel.call({"op": "run"}, timeout=0.2)
+            assert error.value.kind == "hung"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        ours.close()

@@ -3,13 +3,15 @@
     python -m posenc.grader submissions/ --out grades.csv --feedback-dir feedback/
     python -m posenc.grader a.ipynb b.ipynb --out grades.csv --extra-tests ~/private-checks --jobs 2
 
-Each submission runs in its own kernel process (forked from a warm server, in its own temporary folder,
-confined where Linux allows, with a limit of computing time per cell and per question and a memory
-limit); each question's answers are collected there on inputs the grader chooses and judged here, in
-the grading process. See ``posenc.grader`` for how.
+Each submission runs in its own kernel process, forked from a warm server inside bubblewrap, with
+namespaces, a folder and limits of its own (computing time per cell and per question, total time per
+notebook, memory, disk); each question's answers are collected there on inputs the grader chooses and
+judged here, in the grading process. Without bubblewrap the grader refuses to run unless told
+--no-sandbox. See ``posenc.grader`` for how.
 
 Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why),
-2 when the command itself is wrong (no submissions, an unknown --set, a broken --extra-tests folder).
+2 when the command itself is wrong (no submissions, an unknown --set, a broken --extra-tests folder, no
+bubblewrap) or its output cannot be written.
 """
 
 from __future__ import annotations
@@ -24,52 +26,107 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 from posenc.exercises import SET_IDS
-from posenc.grader.report import Progress, feedback_name, feedback_text, summary, write_csv
-from posenc.grader.session import (
-    DUPLICATE, Graded, Plan, ServerPool, Settings, grade_submission, load_extra_tests,
-)
 from posenc.grader.kernel import Limits
+from posenc.grader.report import (
+    Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
+)
+from posenc.grader.sandbox import SandboxError, find_bwrap
+from posenc.grader.session import (
+    DUPLICATE, Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
+)
 from posenc.grader.submission import (
-    GRADER_ERROR, UNKNOWN_SET, WRONG_SET, Submission, read_submission, set_digest, template_sources,
+    GRADER_ERROR, SYMLINK, SYMLINK_MESSAGE, UNKNOWN_SET, WRONG_SET, Submission, read_submission, set_digest,
+    template_sources,
 )
 
+NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
+            "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or pass "
+            "--no-sandbox to grade without it (see README: What the isolation does)")
 
-def find_submissions(paths: list[str]) -> list[tuple[Path, str]]:
-    """Files and folders (searched recursively for .ipynb) as (path, name in the gradebook), in order."""
-    found: list[tuple[Path, str]] = []
-    seen: set[Path] = set()
+
+@dataclass
+class Found:
+    path: Path
+    name: str            # how the gradebook names it: printable, unique
+    symlink: bool = False
+
+
+def display_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 are shown as \\xNN."""
+    raw = os.fsencode(name)
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def find_submissions(paths: list[str]) -> list[Found]:
+    """Files and folders (searched recursively for .ipynb, never through a symbolic link), in order.
+
+    A symbolic link met in a folder, or named as a file, is listed (as a symlink) but not followed; a folder
+    named on the command line is searched even if it is a link (it is the lecturer's). The same path named
+    twice is listed once.
+    """
+    found: list[Found] = []
+    seen: set[str] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*.ipynb")
-                           if ".ipynb_checkpoints" not in p.parts and p.is_file())
-            items = [(p, p.relative_to(path).as_posix()) for p in files]
+            items = []
+            for folder, dirs, files in os.walk(path, followlinks=False):
+                dirs[:] = sorted((d for d in dirs if d != ".ipynb_checkpoints"), key=os.fsencode)
+                for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))],
+                                   key=os.fsencode):
+                    if name.endswith(".ipynb"):
+                        file = Path(folder, name)
+                        items.append((file, file.relative_to(path).as_posix()))
         else:
             items = [(path, path.name)]
         for file, name in items:
-            key = file.resolve()
-            if key not in seen:          # the same file named twice is graded once
-                seen.add(key)
-                found.append((file, name))
-    names = Counter(name for _, name in found)
-    return [(p, p.as_posix() if names[name] > 1 else name) for p, name in found]
+            key = os.path.abspath(file)
+            if key in seen:             # the same file named twice is graded once
+                continue
+            seen.add(key)
+            found.append(Found(file, name, os.path.islink(file)))
+    counts = Counter(f.name for f in found)
+    for f in found:
+        if counts[f.name] > 1:
+            f.name = f.path.as_posix()
+    names: set[str] = set()
+    for f in found:                     # printable and still unique
+        name = base = display_name(f.name)
+        stem, suffix = (base[:-6], ".ipynb") if base.endswith(".ipynb") else (base, "")
+        number = 1
+        while name in names:
+            number += 1
+            name = f"{stem} ({number}){suffix}"
+        names.add(name)
+        f.name = name
+    return found
 
 
 def choose_set(subs: list[Submission], forced: str | None) -> tuple[str | None, str]:
-    """The exercise set of this run: --set, else the one most submissions answer."""
+    """The exercise set of this run: --set, else the course's set most submissions answer (on a tie,
+    the first of them in the course's order, with a note)."""
     if forced:
         return forced, "--set"
-    counts = Counter(s.set_id for s in subs if s.gradable and s.set_id)
+    counts = Counter(s.set_id for s in subs if s.gradable and s.set_id in SET_IDS)
     if not counts:
         return None, ""
-    (best, n), *rest = counts.most_common()
-    if rest:
-        return best, (f"most submissions answer {best} ({n} of {sum(counts.values())}); "
+    top = max(counts.values())
+    tied = [set_id for set_id in SET_IDS if counts.get(set_id) == top]
+    best, total = tied[0], sum(counts.values())
+    if len(tied) > 1:
+        return best, (f"as many submissions answer {' as '.join(tied)} ({top} each); graded {best}, "
                       "use --set to choose another")
+    if len(counts) > 1:
+        return best, f"most submissions answer {best} ({top} of {total}); use --set to choose another"
     return best, ""
+
+
+UNKNOWN_SET_MESSAGE = ("cannot tell which exercise set this notebook answers: its metadata has no "
+                       "posenc.exercise_set, it never calls checker(\"chNN\") and its file name has no chNN; ")
 
 
 def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = False) -> None:
@@ -78,25 +135,32 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
         if not sub.gradable:
             continue
         if sub.set_id is None and set_id is None:
-            sub.problem, sub.message = UNKNOWN_SET, (
-                "cannot tell which exercise set this notebook answers: its metadata has no "
-                "posenc.exercise_set, it never calls checker(\"chNN\") and its file name has no chNN; "
-                "pass --set chNN to grade it")
+            sub.problem, sub.message = UNKNOWN_SET, UNKNOWN_SET_MESSAGE + "pass --set chNN to grade it"
         elif sub.set_id is None and not forced:
-            sub.problem, sub.message = UNKNOWN_SET, (
-                "cannot tell which exercise set this notebook answers: its metadata has no "
-                "posenc.exercise_set, it never calls checker(\"chNN\") and its file name has no chNN; "
-                f"pass --set {set_id} to grade it as {set_id}")
+            sub.problem, sub.message = UNKNOWN_SET, UNKNOWN_SET_MESSAGE + f"pass --set {set_id} to grade it as {set_id}"
         elif sub.set_id is None:
             sub.set_id = set_id
-        elif sub.set_id != set_id:
-            sub.problem, sub.message = WRONG_SET, (
-                f"this is a notebook of exercise set {sub.set_id} (from {sub.set_evidence}), but this run "
-                f"grades {set_id}: was the wrong notebook submitted?")
         elif sub.set_id not in known:
             sub.problem, sub.message = UNKNOWN_SET, (
                 f"exercise set {sub.set_id} (from {sub.set_evidence}) is not one of this course's "
                 f"sets ({', '.join(SET_IDS)})")
+        elif sub.set_id != set_id:
+            sub.problem, sub.message = WRONG_SET, (
+                f"this is a notebook of exercise set {sub.set_id} (from {sub.set_evidence}), but this run "
+                f"grades {set_id}: was the wrong notebook submitted?")
+
+
+def flag_duplicates(graded: list[Graded], template: set[str]) -> None:
+    """Flag every graded notebook that runs the same program as another (and has code of its own)."""
+    groups: dict[str, list[Graded]] = {}
+    for g in graded:
+        if g.submission.gradable:
+            g.submission.digest = set_digest(g.submission, template)
+            if g.submission.digest:
+                groups.setdefault(g.submission.digest, []).append(g)
+    for group in groups.values():
+        for g in group if len(group) > 1 else []:
+            g.flag(DUPLICATE, "same code as " + ", ".join(o.submission.name for o in group if o is not g))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -110,95 +174,95 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
     stream = stream or sys.stdout
     settings = settings or Settings()
     start = time.perf_counter()
+    if set_id is not None and set_id not in SET_IDS:
+        say(sys.stderr, f"error: unknown exercise set {terminal_text(set_id)!r}; the course has {', '.join(SET_IDS)}")
+        return 2
+    if settings.limits.sandbox and find_bwrap() is None:
+        say(sys.stderr, "error: " + NO_BWRAP)
+        return 2
     files = find_submissions(paths)
     if not files:
-        print("error: no .ipynb submissions found in " + " ".join(paths), file=sys.stderr)
+        say(sys.stderr, "error: no .ipynb submissions found in " + terminal_text(" ".join(paths)))
         return 2
-    subs = [read_submission(path, name) for path, name in files]
-    chosen, note = choose_set(subs, set_id)
-    if chosen is not None and chosen not in SET_IDS:
-        print(f"error: unknown exercise set {chosen!r}; the course has {', '.join(SET_IDS)}", file=sys.stderr)
-        return 2
-    mark_problems(subs, chosen, forced=bool(set_id))
     extras = load_extra_tests(extra_tests) if extra_tests else []
-    plan = None
-    if chosen is not None:
-        plan = Plan.make(chosen, extras)
-
-    # Identical work is graded once; every copy gets its own row, flagged.
-    template = template_sources(chosen) if chosen else set()
-    original_of: dict[int, Submission] = {}          # id(copy) -> the first submission with that code
-    first: dict[str, Submission] = {}
-    for sub in subs:
-        if sub.gradable:
-            sub.digest = set_digest(sub, template)
-            if sub.digest:
-                original_of[id(sub)] = first.setdefault(sub.digest, sub)
-    copies_of = {id(o): [s for s in subs if original_of.get(id(s)) is o and s is not o]
-                 for o in first.values()}
-
-    progress = Progress(len(subs), stream, quiet)
-    results: dict[int, Graded] = {}
-    pool = ServerPool()
+    pool = ServerPool(sandboxed=settings.limits.sandbox)
+    progress = Progress(len(files), stream, quiet)
     try:
-        def work(sub: Submission) -> Graded:
-            try:
-                return grade_submission(sub, plan, pool, settings)
-            except Exception as exc:   # a bug of ours must not stop the class's run
-                sub.problem, sub.message = GRADER_ERROR, f"the grader failed: {type(exc).__name__}: {exc}"
-                return Graded(sub)
-
-        for sub in subs:
-            if not sub.gradable:
-                results[id(sub)] = Graded(sub)
-                progress.update(results[id(sub)], plan)
-        to_grade = [s for s in subs if s.gradable and original_of.get(id(s), s) is s]
-        executor = ThreadPoolExecutor(max_workers=max(1, jobs))
         try:
-            finished = as_completed([executor.submit(work, sub) for sub in to_grade])
-        except BaseException:
-            executor.shutdown(cancel_futures=True)
-            raise
-        with _stop_on_interrupt(executor, pool):
-            for future in finished:
+            pool.get(None)        # the first fork server, in the main thread (it parses the notebooks)
+        except SandboxError as exc:
+            say(sys.stderr, f"error: {terminal_text(str(exc))}")
+            return 2
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as executor, _stop_on_interrupt(executor, pool):
+            subs = list(executor.map(lambda f: _read(f, pool), files))
+            chosen, note = choose_set(subs, set_id)
+            mark_problems(subs, chosen, forced=bool(set_id))
+            plan = Plan.make(chosen, extras) if chosen is not None else None
+            results: dict[int, Graded] = {}
+            if plan is not None and any(s.gradable for s in subs):
+                try:
+                    pool.get(chosen)  # started here, in the main thread: bubblewrap dies with this thread
+                except SandboxError as exc:
+                    say(sys.stderr, f"error: {terminal_text(str(exc))}")
+                    return 2
+
+            def work(sub: Submission) -> Graded:
+                try:
+                    return grade_submission(sub, plan, pool, settings)
+                except Exception as exc:   # a bug of ours must not stop the class's run
+                    sub.problem, sub.message = GRADER_ERROR, f"the grader failed: {type(exc).__name__}: {exc}"
+                    return Graded(sub)
+
+            for sub in subs:
+                if not sub.gradable:
+                    results[id(sub)] = Graded(sub)
+                    progress.update(results[id(sub)], plan)
+            for future in as_completed([executor.submit(work, sub) for sub in subs if sub.gradable]):
                 g = future.result()
                 results[id(g.submission)] = g
-                copies = copies_of.get(id(g.submission), [])
-                if copies and g.submission.gradable:
-                    g.flag(DUPLICATE, "same code as " + ", ".join(c.name for c in copies))
                 progress.update(g, plan)
-                for copy in copies:
-                    if not g.submission.gradable:
-                        copy.problem, copy.message = g.submission.problem, g.submission.message
-                    twin = Graded(copy, list(g.results), [f for f in g.flags if f != DUPLICATE],
-                                  [n for n in g.notes if not n.startswith("same code as")], list(g.cell_errors))
-                    if copy.gradable:
-                        twin.flag(DUPLICATE, f"same code as {g.submission.name} (graded once)")
-                    results[id(copy)] = twin
-                    progress.update(twin, plan)
         sandbox = pool.sandbox()
     finally:
         pool.close()
     graded = [results[id(sub)] for sub in subs]
+    flag_duplicates(graded, template_sources(chosen) if chosen else set())
     seconds = time.perf_counter() - start
 
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_csv(out, plan, graded, settings.seed)
-    if feedback_dir:
-        feedback_dir = Path(feedback_dir)
-        feedback_dir.mkdir(parents=True, exist_ok=True)
-        for g in graded:
-            (feedback_dir / feedback_name(g.submission.name)).write_text(feedback_text(g, plan))
+    try:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_csv(out, plan, graded, settings.seed)
+        if feedback_dir:
+            feedback_dir = Path(feedback_dir)
+            feedback_dir.mkdir(parents=True, exist_ok=True)
+            for g, name in zip(graded, feedback_names([g.submission.name for g in graded])):
+                write_feedback(feedback_dir / name, feedback_text(g, plan))
+    except OSError as exc:
+        say(sys.stderr, f"error: cannot write the results: {terminal_text(str(exc))}")
+        return 2
     if not quiet:
-        print(summary(graded, plan, seconds, settings.seed, note), file=stream)
+        say(stream, summary(graded, plan, seconds, settings.seed, note))
         if sandbox is not None:
-            print("Kernels confined by " + ("; ".join(sandbox) if sandbox else
-                  "nothing beyond the time, memory and file-size limits (no Landlock or seccomp here)"),
-                  file=stream)
-        print(f"Wrote {out}" + (f" and {len(graded)} feedback files in {feedback_dir}" if feedback_dir else ""),
-              file=stream)
+            say(stream, "Kernels confined by " + ("; ".join(sandbox) if sandbox else "nothing beyond the time limits"))
+        if not settings.limits.sandbox:
+            say(stream, "Warning: graded without bubblewrap (--no-sandbox): the students' code could read "
+                        "every file you can")
+        say(stream, f"Wrote {out}" + (f" and {len(graded)} feedback files in {feedback_dir}" if feedback_dir else ""))
     return 1 if any(not g.submission.gradable for g in graded) else 0
+
+
+def _read(found: Found, pool: ServerPool) -> Submission:
+    """A submission read and parsed (in a kernel); never raises."""
+    if found.symlink:
+        sub = Submission(found.path, found.name)
+        sub.problem, sub.message = SYMLINK, SYMLINK_MESSAGE
+        return sub
+    try:
+        return read_submission(found.path, found.name, parse=pool.parse)
+    except Exception as exc:   # a bug of ours: this file only
+        sub = Submission(found.path, found.name)
+        sub.problem, sub.message = GRADER_ERROR, f"the grader failed: {type(exc).__name__}: {exc}"
+        return sub
 
 
 @contextlib.contextmanager
@@ -210,7 +274,6 @@ def _stop_on_interrupt(executor: ThreadPoolExecutor, pool: ServerPool):
         pool.close()
         executor.shutdown(wait=True, cancel_futures=True)
         raise
-    executor.shutdown(wait=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,10 +289,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds of computing the student's code may use for one question (default 10)")
     parser.add_argument("--timeout-per-cell", type=float, default=None, metavar="S",
                         help="seconds of computing one notebook cell may use (default: as per question)")
+    parser.add_argument("--timeout-per-notebook", type=float, default=120.0, metavar="S",
+                        help="seconds (wall clock) everything of one notebook may take (default 120)")
     parser.add_argument("--memory-mb", type=float, default=1024, metavar="M",
                         help="memory a kernel may allocate on top of the course's imports (default 1024)")
+    parser.add_argument("--disk-mb", type=float, default=256, metavar="M",
+                        help="what all the files a kernel writes may hold together (default 256)")
     parser.add_argument("--no-sandbox", action="store_true",
-                        help="do not confine kernels with Landlock and seccomp (limits still apply)")
+                        help="grade without bubblewrap (the students' code can then read your files; "
+                             "only the limits, Landlock and seccomp apply)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="submissions graded at the same time (default: the number of cores)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the grader's inputs (default: random)")
@@ -240,14 +308,15 @@ def main(argv: list[str] | None = None) -> int:
         # `kill`: stop as on Ctrl-C, so that the kernels and their folders are removed
         previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     settings = Settings(timeout_per_question=args.timeout_per_question, timeout_per_cell=args.timeout_per_cell,
-                        limits=Limits(memory_mb=args.memory_mb, sandbox=not args.no_sandbox),
+                        timeout_per_notebook=args.timeout_per_notebook,
+                        limits=Limits(memory_mb=args.memory_mb, disk_mb=args.disk_mb, sandbox=not args.no_sandbox),
                         seed=args.seed if args.seed is not None else secrets.randbelow(2**31))
     try:
         return grade_files(args.submissions, out=args.out, feedback_dir=args.feedback_dir,
                            extra_tests=args.extra_tests, settings=settings, jobs=args.jobs,
                            set_id=args.set_id, quiet=args.quiet)
-    except ValueError as exc:      # the lecturer's input (extra tests, set): say what is wrong
-        print(f"error: {exc}", file=sys.stderr)
+    except UsageError as exc:      # the lecturer's input (extra tests, set): say what is wrong
+        say(sys.stderr, f"error: {terminal_text(str(exc))}")
         return 2
     finally:
         if previous is not None:

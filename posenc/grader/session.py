@@ -3,14 +3,19 @@
 The student's code runs only in the kernel (see ``worker``). This process chooses the inputs (through the
 questions' ``request``/``probes``), decodes the plain data that comes back and judges it with the
 reference. A cell or a question that runs out of time, or a kernel that dies, costs only that cell or
-question: the kernel is replaced, the cells that ran before are replayed, and grading goes on.
+question: the kernel is replaced, the cells that ran before are replayed, and grading goes on, within a
+total time per notebook (``Settings.timeout_per_notebook``).
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import errno
 import importlib.util
+import math
 import os
-import shutil
+import re
 import stat
 import tempfile
 import threading
@@ -28,14 +33,23 @@ from posenc.grader.submission import Cell, Submission, exercise_imports
 MAX_RESTARTS = 3
 
 # Flags of a graded submission (joined with "+" in the status column; "ok" when there is none).
-TIMEOUT, KERNEL_DIED, MEMORY, DUPLICATE, COURSE_CODE = (
-    "timeout", "kernel-died", "memory-limit", "duplicate", "course-code")
+TIMEOUT, KERNEL_DIED, MEMORY, DISK, DUPLICATE, COURSE_CODE = (
+    "timeout", "kernel-died", "memory-limit", "disk-limit", "duplicate", "course-code")
+
+# Columns of the gradebook that a private check's id may not take.
+RESERVED_COLUMNS = {"file", "total", "percentage", "status", "message", "(maximum)"}
+QUESTION_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
+
+
+class UsageError(ValueError):
+    """The lecturer's input (options, private checks) is wrong: the command stops with exit status 2."""
 
 
 @dataclass
 class Settings:
     timeout_per_question: float = 10.0
     timeout_per_cell: float | None = None      # default: the same as per question
+    timeout_per_notebook: float = 120.0        # wall-clock seconds for everything one notebook does
     limits: Limits = field(default_factory=Limits)
     seed: int = 0
 
@@ -85,7 +99,7 @@ def load_extra_tests(folder: Path) -> list[ExtraModule]:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ValueError(f"--extra-tests {folder}: not a folder")
+        raise UsageError(f"--extra-tests {folder}: not a folder")
     modules = []
     for path in sorted(folder.glob("*.py")):
         module_name = f"posenc_extra_tests_{len(modules)}_{path.stem}"
@@ -94,14 +108,28 @@ def load_extra_tests(folder: Path) -> list[ExtraModule]:
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise ValueError(f"--extra-tests: {path.name} cannot be imported: {type(exc).__name__}: {exc}")
+            raise UsageError(f"--extra-tests: {path.name} cannot be imported: {type(exc).__name__}: {exc}")
         extra = getattr(module, "EXTRA", None)
-        if not isinstance(extra, dict) or not all(isinstance(q, Question) for qs in extra.values() for q in qs):
-            raise ValueError(f"--extra-tests: {path.name} must define EXTRA = {{'chNN': [Question, ...]}}")
+        if not isinstance(extra, dict) or not all(isinstance(qs, (list, tuple)) and
+                                                  all(isinstance(q, Question) for q in qs) for qs in extra.values()):
+            raise UsageError(f"--extra-tests: {path.name} must define EXTRA = {{'chNN': [Question, ...]}}")
+        for question in (q for qs in extra.values() for q in qs):
+            _check_private(question, path.name)
         modules.append(ExtraModule(path.resolve(), module_name, {k: list(v) for k, v in extra.items()}))
     if not modules:
-        raise ValueError(f"--extra-tests {folder}: no .py files with EXTRA checks")
+        raise UsageError(f"--extra-tests {folder}: no .py files with EXTRA checks")
     return modules
+
+
+def _check_private(question: Question, where: str) -> None:
+    """A private check must fit the gradebook: a plain id of its own, a positive number of points."""
+    qid, points = getattr(question, "qid", None), getattr(question, "points", None)
+    if not isinstance(qid, str) or not QUESTION_ID.fullmatch(qid) or qid.lower() in RESERVED_COLUMNS:
+        raise UsageError(f"--extra-tests: {where}: the question id {qid!r} cannot be a gradebook column; use "
+                         "letters, digits and _ (at most 32, starting with a letter), not "
+                         + ", ".join(sorted(RESERVED_COLUMNS - {"(maximum)"})))
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or not math.isfinite(points) or points <= 0:
+        raise UsageError(f"--extra-tests: {where}: question {qid} has {points!r} points; give it a positive number")
 
 
 @dataclass
@@ -120,7 +148,7 @@ class Plan:
         for module in extras:
             for question in module.questions.get(set_id, []):
                 if question.qid in sources:
-                    raise ValueError(f"--extra-tests: {module.path.name} reuses the question id "
+                    raise UsageError(f"--extra-tests: {module.path.name} reuses the question id "
                                      f"{question.qid!r} of {set_id}; give private checks their own ids")
                 question.private = True
                 questions.append(question)
@@ -137,25 +165,60 @@ class Plan:
         return {"op": "collect", "probe": encode(question.probe(seed))}
 
 
-class ServerPool:
-    """Fork servers by exercise set, started on first use and shared by the grading threads."""
+# Reading a notebook happens in a kernel too, with these limits (it is untrusted input).
+PARSE_LIMITS = Limits(memory_mb=2048, file_mb=1, disk_mb=1, max_reply_mb=256, cpu_seconds=30)
+PARSE_SECONDS = 10.0
 
-    def __init__(self):
-        self.servers: dict[str, ForkServer] = {}
+
+class ServerPool:
+    """Fork servers by the modules they import, started on first use and shared by the grading threads:
+    the base server (NumPy, IPython, the course library) parses notebooks and serves the sets that need
+    nothing more; a set that imports more (torch) gets its own."""
+
+    def __init__(self, sandboxed: bool = True):
+        self.sandboxed = sandboxed
+        self.servers: dict[tuple[str, ...], ForkServer] = {}
         self.lock = threading.Lock()
         self.closed = False
-        self.home = tempfile.mkdtemp(prefix="posenc-grade-server-")
+        # Without bubblewrap, servers and parsing kernels work in a folder of their own on this machine.
+        self.home = None if sandboxed else tempfile.mkdtemp(prefix="posenc-grade-server-")
 
-    def get(self, set_id: str) -> ForkServer:
+    @staticmethod
+    def warm_modules(set_id: str | None = None) -> tuple[str, ...]:
+        warm = ["numpy", "posenc", "posenc.exercises", *(exercise_imports(set_id) if set_id else [])]
+        return tuple(dict.fromkeys(m for m in warm if m != "posenc.exercises.checks"
+                                   and not m.startswith("posenc.exercises.checks.")))
+
+    def get(self, set_id: str | None = None) -> ForkServer:
+        key = self.warm_modules(set_id)
         with self.lock:
             if self.closed:
                 raise RuntimeError("grading was stopped")
-            if set_id in self.servers and not self.servers[set_id].alive:     # it died: start another
-                self.servers.pop(set_id).close()
-            if set_id not in self.servers:
-                warm = ["numpy", "posenc", f"posenc.exercises.{set_id}", *exercise_imports(set_id)]
-                self.servers[set_id] = ForkServer(list(dict.fromkeys(warm)), self.home)
-            return self.servers[set_id]
+            if key in self.servers and not self.servers[key].alive:     # it died: start another
+                self.servers.pop(key).close()
+            if key not in self.servers:
+                self.servers[key] = ForkServer(list(key), self.home or "/", sandboxed=self.sandboxed)
+            return self.servers[key]
+
+    def parse(self, raw: bytes, filename: str) -> dict:
+        """``submission.parse_notebook(raw, filename)``, run in a kernel of the base server."""
+        server = self.get(None)
+        try:
+            kernel = server.spawn(PARSE_LIMITS, self.home)
+        except (OSError, RuntimeError):
+            kernel = self.get(None).spawn(PARSE_LIMITS, self.home)
+        try:
+            reply = kernel.call({"op": "parse", "data": base64.b64encode(raw).decode("ascii"),
+                                 "filename": filename}, PARSE_SECONDS)
+        except KernelError as exc:
+            raise ValueError(f"the parser {kernel.death() if exc.kind == 'died' else exc.message}") from None
+        finally:
+            kernel.kill()
+        if reply.get("status") == "timeout":
+            raise ValueError(f"it took more than {PARSE_SECONDS:g} s of computing")
+        if reply.get("status") != "ok":
+            raise ValueError(str(reply.get("error", "the parser failed"))[:200])
+        return reply.get("parsed")
 
     def sandbox(self) -> list[str] | None:
         for server in self.servers.values():
@@ -169,22 +232,31 @@ class ServerPool:
             servers, self.servers = list(self.servers.values()), {}
         for server in servers:
             server.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+        if self.home:
+            remove_tree(self.home)
 
 
 def grade_submission(sub: Submission, plan: Plan, pool: ServerPool, settings: Settings) -> Graded:
     """Run and judge one submission; never raises for anything the student did."""
     graded = Graded(sub)
     start = time.perf_counter()
-    workdir = tempfile.mkdtemp(prefix="posenc-grade-")
+    workdir = None if pool.sandboxed else tempfile.mkdtemp(prefix="posenc-grade-")
     session = _Session(sub, plan, pool, settings, graded, workdir)
     try:
         session.grade()
     finally:
         session.close()
-        _remove(workdir)
+        if workdir:
+            left = remove_tree(workdir)
+            if left:
+                graded.notes.append(f"the grader could not remove {len(left)} file(s) the notebook left in "
+                                    f"{workdir} (e.g. {left[0]})")
         graded.seconds = time.perf_counter() - start
     return graded
+
+
+class _OutOfTime(Exception):
+    """The notebook used up its total time."""
 
 
 class _Session:
@@ -195,10 +267,34 @@ class _Session:
         self.skip: set[int] = set()          # cells never to run again (they hung or killed the kernel)
         self.restarts = 0
         self.names = {q.name: q.qid for q in plan.questions}
+        self.deadline = time.monotonic() + settings.timeout_per_notebook
+        self.given_back = 0.0
+        # The kernel's CPU time in all (a backstop for threads left computing between calls)
+        self.limits = dataclasses.replace(settings.limits, cpu_seconds=min(
+            settings.limits.cpu_seconds, math.ceil(settings.timeout_per_notebook) + 30))
 
     def close(self):
         if self.kernel is not None:
-            self.kernel.kill()
+            self.kernel.close()
+
+    def _call(self, request: dict, timeout: float) -> dict:
+        """``kernel.call`` within what is left of the notebook's time (_OutOfTime when it is used up).
+
+        Time the kernel spent waiting for a CPU is given back (up to the notebook's time once more): a busy
+        machine, or a classmate's threads, must not use up this notebook's time."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _OutOfTime()
+        try:
+            return self.kernel.call(request, timeout, wall=left)
+        except KernelError as exc:
+            if exc.kind == "hung" and exc.budget:
+                raise _OutOfTime() from None
+            raise
+        finally:
+            given = min(self.kernel.waited, self.settings.timeout_per_notebook - self.given_back)
+            self.given_back += given
+            self.deadline += given
 
     # -- the kernel ------------------------------------------------------------------------------
     def _start(self) -> bool:
@@ -227,15 +323,15 @@ class _Session:
         set_id = self.plan.exercise_set.set_id
         try:
             server = self.pool.get(set_id)
-            kernel = server.spawn(self.workdir, self.settings.limits)
+            kernel = server.spawn(self.limits, self.workdir)
         except (OSError, RuntimeError, ValueError):
             server = self.pool.get(set_id)
-            kernel = server.spawn(self.workdir, self.settings.limits)
+            kernel = server.spawn(self.limits, self.workdir)
         if server.sandbox is None:
             try:
                 server.sandbox = list(kernel.call({"op": "info"}, 10).get("sandbox") or [])
             except KernelError:
-                kernel = server.spawn(self.workdir, self.settings.limits)
+                kernel = server.spawn(self.limits, self.workdir)
         return kernel
 
     def _kernel_lost(self, exc: KernelError, where: str) -> str:
@@ -257,7 +353,7 @@ class _Session:
 
     def _run_cell(self, cell: Cell, report: bool) -> None:
         timeout = self.settings.cell_timeout
-        reply = self.kernel.call({"op": "run", "code": cell.code, "filename": f"<{cell.label}>"}, timeout)
+        reply = self._call({"op": "run", "code": cell.code, "filename": f"<cell {cell.number}>"}, timeout)
         if not report:
             return
         status = reply.get("status")
@@ -271,21 +367,37 @@ class _Session:
                 self.graded.flag(MEMORY, f"{cell.label}{self._about(cell)} ran out of memory "
                                          f"(limit {self.settings.limits.memory_mb:g} MB)")
             else:
+                if _out_of_disk(reply.get("errno"), error):
+                    self._disk_full(cell.label)
                 self.graded.cell_errors.append(f"{cell.label} raised {error}")
 
     # -- grading ---------------------------------------------------------------------------------
+    def _disk_full(self, where: str) -> None:
+        limits = self.settings.limits
+        self.graded.flag(DISK, f"{where}: a file reached the size limit ({limits.file_mb:g} MB a file, "
+                               f"{limits.disk_mb:g} MB in all)")
+
     def grade(self) -> None:
-        ok = self._start()
-        if ok:
-            self._origins()
-        for question in self.plan.questions:
-            if not ok:
-                self.graded.results.append(self._failed(question, "not checked: the kernel kept dying"))
-                continue
-            result, lost = self._question(question)
-            self.graded.results.append(result)
-            if lost:
-                ok = self.restarts <= MAX_RESTARTS and self._start()
+        try:
+            ok = self._start()
+            if ok:
+                self._origins()
+            for question in self.plan.questions:
+                if not ok:
+                    self.graded.results.append(self._failed(question, "not checked: the kernel kept dying"))
+                    continue
+                result, lost = self._question(question)
+                self.graded.results.append(result)
+                if lost:
+                    ok = self.restarts <= MAX_RESTARTS and self._start()
+        except _OutOfTime:
+            limit = self.settings.timeout_per_notebook
+            self.graded.flag(TIMEOUT, f"the notebook used up its {limit:g} s of grading time; "
+                                      "what was left was not run")
+            done = {r.qid for r in self.graded.results}
+            self.graded.results += [self._failed(q, f"not checked: your notebook used up its {limit:g} s "
+                                                    "of grading time before this question")
+                                    for q in self.plan.questions if q.qid not in done]
 
     def _origins(self) -> None:
         """Note answers that are the course's own code (``from posenc import sinusoidal_encoding``).
@@ -294,7 +406,7 @@ class _Session:
         """
         names = sorted({q.name for q in self.plan.questions})
         try:
-            reply = self.kernel.call({"op": "origins", "names": names}, 5.0)
+            reply = self._call({"op": "origins", "names": names}, 5.0)
         except KernelError:
             self.kernel.kill()
             self._start()
@@ -309,7 +421,7 @@ class _Session:
     def _question(self, question: Question) -> tuple[Result, bool]:
         seed, timeout = self.settings.seed, self.settings.timeout_per_question
         try:
-            reply = self.kernel.call(self.plan.collect_message(question, seed), timeout)
+            reply = self._call(self.plan.collect_message(question, seed), timeout)
         except KernelError as exc:
             how = self._kernel_lost(exc, f"while checking {question.qid}")
             if exc.kind == "hung":
@@ -330,6 +442,8 @@ class _Session:
             if _out_of_memory(reply.get("error_type"), error):
                 self.graded.flag(MEMORY, f"{question.qid}: out of memory "
                                          f"(limit {self.settings.limits.memory_mb:g} MB)")
+            elif _out_of_disk(reply.get("errno"), error):
+                self._disk_full(question.qid)
             return self._failed(question, f"could not be checked: {error}"), False
         try:
             collected = decode(reply["collected"])
@@ -341,6 +455,9 @@ class _Session:
             if _out_of_memory(getattr(outcome, "error_type", None), getattr(outcome, "error", None)):
                 self.graded.flag(MEMORY, f"{question.qid}: out of memory "
                                          f"(limit {self.settings.limits.memory_mb:g} MB)")
+                break
+            if _out_of_disk(None, getattr(outcome, "error", None)):
+                self._disk_full(question.qid)
                 break
         return question.result_from(collected, seed), False
 
@@ -355,14 +472,69 @@ def _out_of_memory(error_type, error) -> bool:
     return error_type == "MemoryError" or ("allocate" in text and "memory" in text)
 
 
-def _remove(folder: str) -> None:
-    """Remove a kernel's folder even if the student made parts of it read-only."""
-    def fix(func, path, _):
-        try:
-            os.chmod(os.path.dirname(path), stat.S_IRWXU)
-            os.chmod(path, stat.S_IRWXU)
-            func(path)
-        except OSError:
-            pass
+def _out_of_disk(number, error) -> bool:
+    """An OSError for a full folder (ENOSPC) or a file over the size limit (EFBIG)."""
+    text = str(error or "")
+    return number in (errno.ENOSPC, errno.EFBIG) or "No space left on device" in text or "File too large" in text
 
-    shutil.rmtree(folder, onerror=fix)
+
+MAX_DEPTH = 200
+
+
+def remove_tree(folder: str) -> list[str]:
+    """Delete ``folder`` and everything in it, never following a symbolic link and never changing anything
+    outside it (the student's code may have left read-only folders, links, or files it made immutable).
+    Returns what could not be removed (relative paths)."""
+    left: list[str] = []
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        top = os.open(folder, flags)
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return ["."]
+    stack = [(top, "", None)]            # (open folder, its relative path, its entries still to remove)
+    while stack:
+        fd, where, entries = stack[-1]
+        if entries is None:
+            try:
+                os.fchmod(fd, stat.S_IRWXU)      # the folder itself, through its descriptor: never a link
+            except OSError:
+                pass
+            try:
+                entries = iter(sorted(entry.name for entry in os.scandir(fd)))
+            except OSError:
+                entries = iter(())
+                left.append(where or ".")
+            stack[-1] = (fd, where, entries)
+        name = next(entries, None)
+        if name is None:                     # finished: close it and remove it from its parent
+            os.close(fd)
+            stack.pop()
+            if stack:
+                try:
+                    os.rmdir(os.path.basename(where), dir_fd=stack[-1][0])
+                except OSError:
+                    left.append(where)
+            continue
+        path = f"{where}/{name}" if where else name
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and len(stack) < MAX_DEPTH:
+            try:
+                stack.append((os.open(name, flags, dir_fd=fd), path, None))
+            except OSError:
+                left.append(path)
+        else:
+            try:
+                os.unlink(name, dir_fd=fd)
+            except OSError:
+                left.append(path)
+    if not left:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            left.append(".")
+    return left

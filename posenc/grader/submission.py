@@ -1,7 +1,11 @@
 """Reading a submission: is it a notebook, which exercise set does it answer, which cells to run.
 
 Nothing here runs the student's code: the cells are only parsed (to drop ``check(...)`` calls and to see
-which question's name each cell defines).
+which question's name each cell defines). Parsing is still work on untrusted input (a 20 MB cell, an
+expression nested a hundred thousand deep), so the batch grader does it in a kernel, under that kernel's
+memory and time limits: ``worker.parse_notebook`` runs there and returns plain data; ``read_submission``
+reads the file here (never through a symbolic link, never more than ``MAX_FILE_BYTES``) and builds the
+``Submission`` from what came back.
 """
 
 from __future__ import annotations
@@ -9,19 +13,22 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from posenc.paths import EXERCISES
+from posenc.grader.worker import (  # noqa: F401  (parsing runs in a kernel: it lives with the kernel's code)
+    EMPTY, INVALID, detect_set, parse_notebook, prepare_code,
+)
 
 MAX_FILE_BYTES = 100 * 2**20
-SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
-CHECKER_CALL = re.compile(r"checker\(\s*['\"](ch\d\d)['\"]\s*\)")
 
-# Statuses of a submission that could not be graded at all.
-INVALID, EMPTY, UNKNOWN_SET, WRONG_SET, GRADER_ERROR = (
-    "invalid", "empty", "unknown-set", "wrong-set", "grader-error")
+# Statuses of a submission that could not be graded at all (besides INVALID and EMPTY).
+UNKNOWN_SET, WRONG_SET, GRADER_ERROR, SYMLINK = "unknown-set", "wrong-set", "grader-error", "symlink"
 
 
 @dataclass
@@ -47,55 +54,77 @@ class Submission:
     set_evidence: str = ""
     problem: str | None = None        # a status of INVALID, EMPTY, ... when it cannot be graded
     message: str = ""
-    digest: str = ""                  # of the code the student changed, to spot duplicates
+    digest: str = ""                  # of the code the notebook runs, to spot duplicates
 
     @property
     def gradable(self) -> bool:
         return self.problem is None
 
 
-def read_submission(path: Path, name: str | None = None) -> Submission:
-    """Parse one file; a broken file gives a Submission with ``problem`` set, never an exception."""
+def read_bytes(path: Path) -> bytes:
+    """The file's content, read without following a symbolic link and only from a regular file.
+
+    OSError with a readable ``strerror`` otherwise (ELOOP: a link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "it is not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise OSError(0, f"the file is {info.st_size / 2**20:.0f} MB, too large for a notebook "
+                             f"(limit {MAX_FILE_BYTES // 2**20} MB)")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise OSError(0, f"the file is over {MAX_FILE_BYTES // 2**20} MB, too large for a notebook")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_submission(path: Path, name: str | None = None,
+                    parse: Callable[[bytes, str], dict] | None = None) -> Submission:
+    """Read one file and parse it (``parse``: where; by default here); a broken file gives a Submission
+    with ``problem`` set, never an exception."""
     sub = Submission(Path(path), name or Path(path).name)
     try:
-        size = sub.path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return _bad(sub, INVALID, f"the file is {size / 2**20:.0f} MB, too large for a notebook "
-                                      f"(limit {MAX_FILE_BYTES // 2**20} MB)")
-        raw = sub.path.read_bytes()
+        raw = read_bytes(sub.path)
     except OSError as exc:
+        if exc.errno == errno_ELOOP:
+            return _bad(sub, SYMLINK, SYMLINK_MESSAGE)
         return _bad(sub, INVALID, f"the file cannot be read ({exc.strerror or exc})")
-    if not raw.strip():
-        return _bad(sub, INVALID, "the file is empty (0 bytes of notebook): was the right file uploaded?")
     try:
-        nb = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        return _bad(sub, INVALID, "the file is not text (not a .ipynb notebook; a zip or a PDF?)")
-    except (ValueError, RecursionError) as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
-        return _bad(sub, INVALID, f"the file is not valid JSON{where}, so it is not a Jupyter notebook; "
-                                  "was it saved from Jupyter (File > Download > .ipynb)?")
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        version = nb.get("nbformat") if isinstance(nb, dict) else None
-        if isinstance(version, int) and version < 4 and isinstance(nb.get("worksheets"), list):
-            nb = _upgrade_v3(nb)
-        else:
-            return _bad(sub, INVALID, "the file is JSON but not a Jupyter notebook (it has no list of cells)")
-    cells = []
-    for index, cell in enumerate(nb["cells"]):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        if isinstance(source, list):
-            source = "".join(str(s) for s in source)
-        if not isinstance(source, str):
-            continue
-        cells.append((str(cell.get("id") or ""), source))
-    if not any(source.strip() for _, source in cells):
-        return _bad(sub, EMPTY, "the notebook has no code: nothing to grade (was the right notebook uploaded?)")
-    sub.cells = [prepare_cell(number, cell_id, source)
-                 for number, (cell_id, source) in enumerate(cells, start=1)]
-    sub.set_id, sub.set_evidence = detect_set(nb, sub.path.name, [c.source for c in sub.cells])
+        parsed = (parse or parse_notebook)(raw, sub.path.name)
+        return from_parsed(sub, parsed)
+    except Exception as exc:  # the parser ran out of memory or time, or broke: this file only
+        return _bad(sub, INVALID, f"the notebook could not be read within the grader's limits ({exc})")
+
+
+errno_ELOOP = 40
+SYMLINK_MESSAGE = ("a symbolic link, not a notebook: it was not followed (hand in the notebook file itself)")
+
+
+def from_parsed(sub: Submission, parsed: dict) -> Submission:
+    """Fill ``sub`` from ``parse_notebook``'s plain data (which came from a kernel: check every type)."""
+    if not isinstance(parsed, dict):
+        raise ValueError("the parser's answer is malformed")
+    if parsed.get("problem") is not None:
+        return _bad(sub, str(parsed["problem"]) if parsed["problem"] in (INVALID, EMPTY) else INVALID,
+                    str(parsed.get("message", ""))[:1000])
+    cells = parsed.get("cells")
+    if not isinstance(cells, list):
+        raise ValueError("the parser's answer is malformed")
+    for number, item in enumerate(cells, start=1):
+        cell_id, source, code, defines, checks = item
+        if not (isinstance(cell_id, str) and isinstance(source, str) and isinstance(code, str)
+                and isinstance(defines, list) and isinstance(checks, list)):
+            raise ValueError("the parser's answer is malformed")
+        sub.cells.append(Cell(number, cell_id, source, code, {str(d) for d in defines}, [str(c) for c in checks]))
+    set_id, evidence = parsed.get("set_id"), parsed.get("set_evidence", "")
+    sub.set_id = set_id if isinstance(set_id, str) and re.fullmatch(r"ch\d\d", set_id) else None
+    sub.set_evidence = str(evidence)[:100] if sub.set_id else ""
     return sub
 
 
@@ -104,95 +133,10 @@ def _bad(sub: Submission, problem: str, message: str) -> Submission:
     return sub
 
 
-def _upgrade_v3(nb: dict) -> dict:
-    cells = []
-    for sheet in nb.get("worksheets", []):
-        for cell in sheet.get("cells", []) if isinstance(sheet, dict) else []:
-            if isinstance(cell, dict) and cell.get("cell_type") == "code":
-                cells.append({"cell_type": "code", "source": cell.get("input", "")})
-    return {"cells": cells, "metadata": nb.get("metadata", {})}
-
-
-def detect_set(nb: dict, filename: str, sources: list[str]) -> tuple[str | None, str]:
-    """The exercise set a notebook answers, and how we know: metadata, then the check call, then the name."""
-    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
-    posenc_meta = meta.get("posenc") if isinstance(meta.get("posenc"), dict) else {}
-    declared = posenc_meta.get("exercise_set")
-    if isinstance(declared, str) and re.fullmatch(r"ch\d\d", declared):
-        return declared, "notebook metadata"
-    for source in sources:
-        found = CHECKER_CALL.search(source)
-        if found:
-            return found.group(1), f'its checker("{found.group(1)}") call'
-    found = SET_PATTERN.search(filename)
-    if found:
-        return found.group(1).lower(), "its file name"
-    return None, ""
-
-
 def prepare_cell(number: int, cell_id: str, source: str) -> Cell:
-    """Translate IPython syntax to Python, drop top-level ``check(...)`` calls, note the names bound."""
-    cell = Cell(number, cell_id, source, source)
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        python = TransformerManager().transform_cell(source)
-        tree = ast.parse(python)
-    except Exception:  # a syntax error: the kernel reports it when the cell runs
-        return cell
-    kept = []
-    for node in tree.body:
-        qid = _check_call(node)
-        if qid is not None:
-            cell.checks.append(qid)
-            continue
-        kept.append(node)
-        cell.defines |= _bound_names(node)
-    if len(kept) != len(tree.body):
-        tree.body = kept or [ast.Pass()]
-        cell.code = ast.unparse(tree)
-    else:
-        cell.code = python
-    return cell
-
-
-def _check_call(node: ast.stmt) -> str | None:
-    """``check("q1")`` or ``check.summary()`` as a statement: the question id ("" for the summary).
-
-    ``check = checker("chNN")`` counts too (as ""): the checks run in the grading process, never in the
-    kernel, so the kernel does not load them.
-    """
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-            isinstance(node.value.func, ast.Name) and node.value.func.id == "checker":
-        return ""
-    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-        return None
-    func = node.value.func
-    if isinstance(func, ast.Name) and func.id == "check":
-        args = node.value.args
-        return args[0].value if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) else ""
-    if isinstance(func, ast.Attribute) and func.attr == "summary" and isinstance(func.value, ast.Name) \
-            and func.value.id == "check":
-        return ""
-    return None
-
-
-def _bound_names(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    names = set()
-    targets = []
-    if isinstance(node, ast.Assign):
-        targets = node.targets
-    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-        targets = [node.target]
-    elif isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-    for target in targets:
-        for sub in ast.walk(target):
-            if isinstance(sub, ast.Name):
-                names.add(sub.id)
-    return names
+    """A notebook cell as the kernel runs it (see ``worker.prepare_code``)."""
+    code, defines, checks = prepare_code(source)
+    return Cell(number, cell_id, source, code, set(defines), checks)
 
 
 def _exercise_code_cells(set_id: str):
@@ -210,7 +154,7 @@ def _exercise_code_cells(set_id: str):
 
 def template_sources(set_id: str) -> set[str]:
     """The code cells of the set's exercise notebook as handed out (to tell the student's own work apart)."""
-    return {_normal(source) for source in _exercise_code_cells(set_id)}
+    return {_normal(prepare_cell(0, "", source).code) for source in _exercise_code_cells(set_id)}
 
 
 def exercise_imports(set_id: str) -> list[str]:
@@ -234,8 +178,11 @@ def _normal(source: str) -> str:
 
 
 def set_digest(sub: Submission, template: set[str]) -> str:
-    """A fingerprint of the code the student wrote; "" when they changed nothing."""
-    own = [_normal(c.source) for c in sub.cells if _normal(c.source) and _normal(c.source) not in template]
-    if not own:
+    """A fingerprint of the program the notebook runs: every code cell in order, handed-out ones included
+    (so answers copied with the stubs run again after them are another program); "" when the student
+    wrote nothing of their own."""
+    cells = [_normal(c.code) for c in sub.cells]
+    cells = [c for c in cells if c and c != "pass"]
+    if not any(c not in template for c in cells):
         return ""
-    return hashlib.sha256("\n\0".join(own).encode()).hexdigest()
+    return hashlib.sha256("\n\0".join(cells).encode(errors="surrogatepass")).hexdigest()

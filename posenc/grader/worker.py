@@ -1,25 +1,34 @@
 """The student's side of the grader: a fork server and the kernel processes it forks.
 
 Nothing in this module ever sees a reference answer, a judge, a private check's code or another
-student's work: questions reach a kernel only as probes, plain data (``posenc.exercises.probe``). It runs in two roles:
+student's work: questions reach a kernel only as probes, plain data (``posenc.exercises.probe``), and
+under bubblewrap the checks are not even on the kernel's file system (``posenc.grader.sandbox``). It runs
+in two roles:
 
 * the **fork server** (``python -m posenc.grader.worker``): imports the course's modules once (NumPy,
-  IPython, ``posenc.exercises.<set>`` and what the exercise notebook imports, torch included for the sets that
-  use it), then forks one fresh kernel per submission on request. Forking is what amortises the start-up:
-  each kernel is a new process with a clean namespace, started in milliseconds.
-* the **kernel**: a forked child in its own session, temporary folder and resource limits. It runs the
-  cells it is sent and answers collection requests, each under a time limit, and replies with plain JSON.
+  IPython, what the exercise notebook imports, torch included for the sets that use it), then forks one
+  fresh kernel per submission on request. Forking is what amortises the start-up: each kernel is a new
+  process with a clean namespace, started in milliseconds.
+* the **kernel**: a forked child with its own folder, resource limits (soft = hard, so it cannot raise
+  them) and confinement. It runs the cells it is sent, answers collection requests and parses notebooks
+  (``parse``: reading a hand-in is untrusted work too), each under a time limit, and replies with plain
+  JSON. Under bubblewrap (``--isolate``) the server's child first moves into namespaces of its own
+  (``sandbox.isolate``) and stays as the kernel's supervisor; the namespace's PID 1 starts the kernel
+  (PID 2, alone in its PID namespace). Each dies with its parent and each parent exits as its child did,
+  so the fork server learns how the kernel ended. The grader holds a pidfd of the supervisor to kill it.
 
 Frames on the kernel's socket are an 8-byte big-endian length and a UTF-8 JSON body.
 """
 
 from __future__ import annotations
 
+import ast
+import base64
 import importlib
-import importlib.util
 import io
 import json
 import os
+import re
 import resource
 import select
 import signal
@@ -29,8 +38,12 @@ import sys
 import time
 import types
 
+import posenc.grader.sandbox as sandbox
+
 HEADER = struct.Struct("!Q")
 MAX_REQUEST = 512 * 2**20
+ISOLATION_FAILED = 70          # the supervisor's exit code when the system refuses the namespaces
+HEADROOM_BYTES = 256 * 2**20   # address space for thread stacks and allocator arenas, beyond the memory limit
 
 
 def send_frame(sock: socket.socket, body: bytes) -> None:
@@ -58,33 +71,45 @@ def recv_frame(sock: socket.socket) -> bytes | None:
     return recv_exact(sock, size)
 
 
-def _set_parent_death_signal() -> None:
-    """Die with the parent (Linux): no orphaned kernel keeps looping when the grader is killed."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except Exception:  # not Linux: the grader kills its kernels itself
-        pass
-
-
-def _vm_data_bytes() -> int:
+def _memory_in_use() -> tuple[int, int]:
+    """(address space, data segment) of this process in bytes, from /proc (0 where unknown)."""
+    sizes = {"VmSize:": 0, "VmData:": 0}
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmData:"):
-                    return int(line.split()[1]) * 1024
+                key = line.split(None, 1)[0] if line.strip() else ""
+                if key in sizes:
+                    sizes[key] = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return sizes["VmSize:"], sizes["VmData:"]
 
 
 # ---------------------------------------------------------------------------------------------------
 # The fork server
 
 
-def zygote_main(control_fd: int, warm: list[str]) -> None:
-    _set_parent_death_signal()
+def _isolation_test() -> str | None:
+    """None when a child can move into namespaces of its own here; otherwise why not."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            sandbox.isolate(65536)
+            os._exit(0)
+        except BaseException as exc:
+            os.write(write_end, f"{type(exc).__name__}: {exc}".encode()[:1000])
+            os._exit(1)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        error = pipe.read().decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    return None if status == 0 else (error or f"status {status}")
+
+
+def zygote_main(control_fd: int, warm: list[str], isolated: bool) -> None:
+    sandbox.set_parent_death_signal()
     control = socket.socket(fileno=control_fd)
     imported, failed = [], []
     for module in warm:
@@ -96,8 +121,10 @@ def zygote_main(control_fd: int, warm: list[str]) -> None:
     # What the kernels use, made here once so that forking them is cheap: the shell too (it holds no
     # student state yet, and with its history off it starts no thread, so forking it is safe).
     import posenc.exercises.probe  # noqa: F401
+    from IPython.core.inputtransformer2 import TransformerManager  # noqa: F401  (the parsing kernels)
 
     _make_shell()
+    isolation_error = _isolation_test() if isolated else None
 
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -119,11 +146,14 @@ def zygote_main(control_fd: int, warm: list[str]) -> None:
             if len(exits) > 10000:
                 exits.pop(next(iter(exits)))
 
-    def reply(obj):
-        control.sendall(json.dumps(obj).encode())
+    def reply(obj, fds=()):
+        if fds:
+            socket.send_fds(control, [json.dumps(obj).encode()], list(fds))
+        else:
+            control.sendall(json.dumps(obj).encode())
 
-    reply({"ready": True, "imported": imported, "failed": failed, "vm_data": _vm_data_bytes(),
-           "pid": os.getpid()})
+    reply({"ready": True, "imported": imported, "failed": failed, "pid": os.getpid(),
+           "isolation_error": isolation_error})
     while True:
         ready, _, _ = select.select([control, wake_r], [], [])
         if wake_r in ready:
@@ -139,6 +169,7 @@ def zygote_main(control_fd: int, warm: list[str]) -> None:
             os._exit(0)
         request = json.loads(data)
         if request["op"] == "fork":
+            memory = _memory_in_use()
             pid = os.fork()
             if pid == 0:
                 try:
@@ -147,12 +178,21 @@ def zygote_main(control_fd: int, warm: list[str]) -> None:
                     os.close(wake_w)
                     signal.set_wakeup_fd(-1)
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                    kernel_main(fds[0], request)
+                    if isolated:
+                        _supervise(fds[0], request, memory)
+                    else:
+                        kernel_main(fds[0], request, memory, isolated=False)
                 finally:
                     os._exit(0)
             for fd in fds:
                 os.close(fd)
-            reply({"pid": pid})
+            try:
+                handle = [os.pidfd_open(pid)]
+            except (AttributeError, OSError):   # no pidfds here: the grader signals the pid itself
+                handle = []
+            reply({"pid": pid}, handle)
+            for fd in handle:
+                os.close(fd)
         elif request["op"] == "status":
             pid, deadline = request["pid"], time.monotonic() + request.get("wait", 2.0)
             while pid not in exits and time.monotonic() < deadline:
@@ -163,6 +203,59 @@ def zygote_main(control_fd: int, warm: list[str]) -> None:
             reply({"pid": pid, "code": code, "signal": sig})
         else:
             reply({"error": f"unknown op {request['op']!r}"})
+
+
+def _supervise(channel_fd: int, setup: dict, memory: tuple[int, int]) -> None:
+    """The kernel's supervisor (under bubblewrap): make the namespaces, start the namespace's first process,
+    which starts the kernel, and exit as the kernel did.
+
+    The kernel is not PID 1 itself: PID 1 of a namespace ignores the signals it sends itself, and a
+    notebook that kills its own kernel must see it die, as in Jupyter."""
+    sandbox.set_parent_death_signal()
+    try:
+        sandbox.isolate(int(setup.get("disk_bytes") or 0) or 256 * 2**20)
+    except BaseException:
+        os._exit(ISOLATION_FAILED)
+    report_r, report_w = os.pipe()
+    init = os.fork()
+    if init == 0:                                   # PID 1 of the kernel's namespace
+        os.close(report_r)
+        sandbox.set_parent_death_signal()
+        pid = os.fork()
+        if pid == 0:
+            os.close(report_w)
+            kernel_main(channel_fd, setup, memory, isolated=True)
+            os._exit(0)
+        os.close(channel_fd)
+        status = _wait(pid)
+        os.write(report_w, str(status).encode())     # PID 1 cannot kill itself: its parent does it
+        os._exit(0)
+    os.close(channel_fd)
+    os.close(report_w)
+    with os.fdopen(report_r, "rb") as pipe:
+        reported = pipe.read()
+    status = int(reported) if reported.strip().isdigit() else _wait(init)
+    _wait(init)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):        # SIGKILL: no handler to reset
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _wait(pid: int) -> int:
+    """The wait status of child ``pid`` (0 if it is already gone)."""
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return 0
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -222,20 +315,49 @@ def _private_copy(module: types.ModuleType) -> dict:
     return namespace
 
 
-def _limit(which: int, soft: int) -> None:
+def _limit(which: int, value: int) -> None:
+    """Soft and hard limit both ``value`` (never above the present hard limit): the kernel cannot raise it."""
     try:
         _, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
-            soft = min(soft, hard)
-        resource.setrlimit(which, (soft, hard))
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
     except (ValueError, OSError):
         pass
 
 
-def kernel_main(channel_fd: int, setup: dict) -> None:
+def _apply_limits(setup: dict, memory: tuple[int, int], isolated: bool) -> list[str]:
+    """Resource limits from the grader's setup; their descriptions."""
+    applied = []
+    address_space, data = memory
+    if setup.get("memory_bytes"):
+        extra = int(setup["memory_bytes"])
+        if data:
+            _limit(resource.RLIMIT_DATA, data + extra)
+        if address_space:     # counts shared mappings too, which the data limit does not
+            _limit(resource.RLIMIT_AS, address_space + extra + HEADROOM_BYTES)
+        applied.append(f"memory: {extra / 2**20:g} MB beyond the course's imports")
+    if setup.get("file_bytes"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)    # a too-big write raises OSError instead
+        _limit(resource.RLIMIT_FSIZE, int(setup["file_bytes"]))
+    if setup.get("cpu_seconds"):
+        _limit(resource.RLIMIT_CPU, int(setup["cpu_seconds"]))
+    if setup.get("open_files"):
+        _limit(resource.RLIMIT_NOFILE, int(setup["open_files"]))
+    if isolated and setup.get("threads"):    # counted in the kernel's own user namespace
+        _limit(resource.RLIMIT_NPROC, int(setup["threads"]))
+    _limit(resource.RLIMIT_CORE, 0)
+    for which in ("RLIMIT_MEMLOCK", "RLIMIT_MSGQUEUE", "RLIMIT_RTPRIO", "RLIMIT_NICE"):
+        if hasattr(resource, which):
+            _limit(getattr(resource, which), 0)
+    return applied
+
+
+def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated: bool) -> None:
     os.setsid()
-    _set_parent_death_signal()
-    workdir = setup["workdir"]
+    sandbox.set_parent_death_signal()
+    sandbox.not_dumpable()
+    workdir = "/tmp" if isolated else setup["workdir"]
     os.chdir(workdir)
     # Standard streams: nothing the student prints can reach the grader's terminal or pipes.
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -247,15 +369,7 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
     channel = socket.socket(fileno=channel_fd)
     channel.setblocking(True)
 
-    # Limits: memory on top of what the warm imports already hold, file size, no core dumps.
-    if setup.get("memory_bytes"):
-        _limit(resource.RLIMIT_DATA, _vm_data_bytes() + int(setup["memory_bytes"]))
-    if setup.get("file_bytes"):
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)    # a too-big write raises OSError instead
-        _limit(resource.RLIMIT_FSIZE, int(setup["file_bytes"]))
-    if setup.get("cpu_seconds"):
-        _limit(resource.RLIMIT_CPU, int(setup["cpu_seconds"]))
-    _limit(resource.RLIMIT_CORE, 0)
+    limits = _apply_limits(setup, memory, isolated)
     os.environ.update({"HOME": workdir, "TMPDIR": workdir})
     import tempfile
 
@@ -270,6 +384,7 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
     probe_copy = _private_copy(probe_module)
     collect_probe, encode, decode = probe_copy["collect"], probe_copy["encode"], probe_copy["decode"]
     json_encoder, json_decoder = json.JSONEncoder(separators=(",", ":")), json.JSONDecoder()
+    b64decode = base64.b64decode
 
     def dumps(obj) -> str:
         return "".join(json_encoder.iterencode(obj, _one_shot=True))    # the C encoder, no Python checks
@@ -286,9 +401,14 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
 
     shell = _make_shell()
     namespace = shell.user_ns
-    from posenc.grader.sandbox import confine
-
-    sandbox = confine(workdir) if setup.get("sandbox", True) else []
+    confinement = []
+    if isolated:
+        sandbox.drop_capabilities()
+        confinement.append("bubblewrap: own user, PID, mount, network and IPC namespaces; sees only the "
+                           "Python environment and the course library; a private tmpfs as its folder")
+    if setup.get("confine", True):
+        confinement += sandbox.confine(workdir)
+    confinement += limits
     namespace["__name__"] = "__main__"
     out = _CappedText()
     sys.stdout = sys.stderr = out
@@ -302,19 +422,23 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
     def collect(request):
         return {"status": "ok", "collected": encode(collect_probe(namespace, decode(request["probe"])))}
 
+    def parse(request):
+        return {"status": "ok", "parsed": parse_notebook(b64decode(request["data"]), request.get("filename", ""))}
+
     def describe(exc) -> dict:
         try:
             name = type_(exc).__name__
             if isinstance_(exc, _Timeout):
                 return {"status": "timeout"}
             if isinstance_(exc, SystemExit):
-                return {"status": "error", "error": f"SystemExit: {exc.code}", "error_type": "SystemExit"}
-            return {"status": "error", "error": f"{name}: {exc}"[:2000], "error_type": name}
+                return {"status": "error", "error": f"SystemExit: {exc.code}"[:2000], "error_type": "SystemExit"}
+            return {"status": "error", "error": f"{name}: {exc}"[:2000], "error_type": name,
+                    "errno": getattr(exc, "errno", None) if isinstance_(exc, OSError) else None}
         except base_exception:
             return {"status": "error", "error": "an exception that cannot be described"}
 
     def info(request):
-        return {"status": "ok", "sandbox": sandbox, "pid": os.getpid()}
+        return {"status": "ok", "sandbox": confinement, "pid": os.getpid(), "isolated": isolated}
 
     def origins(request):
         """Where each named function or class comes from (the module it was defined in)."""
@@ -328,7 +452,7 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
                                qualname if isinstance_(qualname, str) else None]
         return {"status": "ok", "origins": found}
 
-    handlers = {"run": run, "collect": collect, "info": info, "origins": origins}
+    handlers = {"run": run, "collect": collect, "info": info, "origins": origins, "parse": parse}
     while True:
         body = recv_frame(channel)
         if body is None:
@@ -364,6 +488,165 @@ def kernel_main(channel_fd: int, setup: dict) -> None:
                                        "error": f"could not report: {type_(exc).__name__}"}).encode())
 
 
+# ---------------------------------------------------------------------------------------------------
+# Reading a notebook: untrusted input too, so the batch grader does it in a kernel (``op: parse``), under
+# that kernel's limits. ``posenc.grader.submission`` builds its Submission from what comes back.
+
+MAX_CELLS = 5000
+MAX_PARSED_CELL = 2**20          # characters; a longer cell runs as it is (check calls and names unseen)
+SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
+CHECKER_CALL = re.compile(r"checker\(\s*['\"](ch\d\d)['\"]\s*\)")
+INVALID, EMPTY = "invalid", "empty"     # statuses of a file that is not a gradable notebook
+
+
+def parse_notebook(raw: bytes, filename: str) -> dict:
+    """Parse a notebook's bytes into plain data: ``{"problem", "message"}`` when it is not gradable,
+    else ``{"cells": [[id, source, code, defines, checks], ...], "set_id", "set_evidence"}``."""
+    def bad(problem: str, message: str) -> dict:
+        return {"problem": problem, "message": message}
+
+    if not raw.strip():
+        return bad(INVALID, "the file is empty (0 bytes of notebook): was the right file uploaded?")
+    try:
+        nb = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        return bad(INVALID, "the file is not text (not a .ipynb notebook; a zip or a PDF?)")
+    except (ValueError, RecursionError) as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
+        return bad(INVALID, f"the file is not valid JSON{where}, so it is not a Jupyter notebook; "
+                            "was it saved from Jupyter (File > Download > .ipynb)?")
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        version = nb.get("nbformat") if isinstance(nb, dict) else None
+        if isinstance(version, int) and version < 4 and isinstance(nb.get("worksheets"), list):
+            nb = _upgrade_v3(nb)
+        else:
+            return bad(INVALID, "the file is JSON but not a Jupyter notebook (it has no list of cells)")
+    cells = []
+    for cell in nb["cells"]:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(s for s in source if isinstance(s, str))
+        if not isinstance(source, str):
+            continue
+        cell_id = cell.get("id")
+        cells.append((cell_id[:64] if isinstance(cell_id, str) else "", source))
+    if len(cells) > MAX_CELLS:
+        return bad(INVALID, f"the notebook has {len(cells)} code cells, more than the grader reads ({MAX_CELLS})")
+    if not any(source.strip() for _, source in cells):
+        return bad(EMPTY, "the notebook has no code: nothing to grade (was the right notebook uploaded?)")
+    set_id, evidence = detect_set(nb, filename, [source for _, source in cells])
+    return {"problem": None, "cells": [[cell_id, source, *prepare_code(source)] for cell_id, source in cells],
+            "set_id": set_id, "set_evidence": evidence}
+
+
+def _upgrade_v3(nb: dict) -> dict:
+    cells = []
+    for sheet in nb.get("worksheets", []):
+        for cell in sheet.get("cells", []) if isinstance(sheet, dict) else []:
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                cells.append({"cell_type": "code", "source": cell.get("input", "")})
+    return {"cells": cells, "metadata": nb.get("metadata", {})}
+
+
+def detect_set(nb: dict, filename: str, sources: list[str]) -> tuple[str | None, str]:
+    """The exercise set a notebook answers, and how we know: metadata, then the check call, then the name."""
+    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    posenc_meta = meta.get("posenc") if isinstance(meta.get("posenc"), dict) else {}
+    declared = posenc_meta.get("exercise_set")
+    if isinstance(declared, str) and re.fullmatch(r"ch\d\d", declared):
+        return declared, "notebook metadata"
+    for source in sources:
+        found = CHECKER_CALL.search(source)
+        if found:
+            return found.group(1), f'its checker("{found.group(1)}") call'
+    found = SET_PATTERN.search(filename)
+    if found:
+        return found.group(1).lower(), "its file name"
+    return None, ""
+
+
+def prepare_code(source: str) -> tuple[str, list[str], list[str]]:
+    """(code, names bound, question ids of the checks dropped) of a cell: IPython syntax translated to
+    Python, top-level ``check(...)`` calls dropped.
+
+    A dropped call becomes ``pass`` in place (no re-printing of the code, which fails on deep nesting, and
+    the line numbers of the student's tracebacks stay right)."""
+    if len(source) > MAX_PARSED_CELL:        # no answer is that long; parsing it costs seconds and gigabytes
+        return source, [], []
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        python = TransformerManager().transform_cell(source)
+        tree = ast.parse(python)
+    except Exception:  # a syntax error, or too deep to parse: the kernel reports it when the cell runs
+        return source, [], []
+    dropped, defines, checks = [], set(), []
+    for node in tree.body:
+        qid = _check_call(node)
+        if qid is not None:
+            checks.append(qid)
+            dropped.append(node)
+        else:
+            defines |= _bound_names(node)
+    return (_without(python, dropped) if dropped else python), sorted(defines), checks
+
+
+def _without(python: str, statements: list[ast.stmt]) -> str:
+    """``python`` with each of ``statements`` replaced by ``pass`` (offsets are UTF-8 bytes)."""
+    lines = [line.encode() for line in python.splitlines(keepends=True)]
+    for node in reversed(statements):
+        first, last = node.lineno - 1, node.end_lineno - 1
+        ending = lines[last][node.end_col_offset:]
+        lines[first:last + 1] = [lines[first][:node.col_offset] + b"pass" + ending + b"\n" * (last - first)]
+    code = b"".join(lines).decode()
+    try:
+        ast.parse(code)
+    except Exception:   # cannot happen for top-level statements; keep the calls rather than break the cell
+        return python
+    return code
+
+
+def _check_call(node: ast.stmt) -> str | None:
+    """``check("q1")`` or ``check.summary()`` as a statement: the question id ("" for the summary).
+
+    ``check = checker("chNN")`` counts too (as ""): the checks run in the grading process, never in the
+    kernel, so the kernel does not load them.
+    """
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+            isinstance(node.value.func, ast.Name) and node.value.func.id == "checker":
+        return ""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return None
+    func = node.value.func
+    if isinstance(func, ast.Name) and func.id == "check":
+        args = node.value.args
+        return args[0].value if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) else ""
+    if isinstance(func, ast.Attribute) and func.attr == "summary" and isinstance(func.value, ast.Name) \
+            and func.value.id == "check":
+        return ""
+    return None
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    names = set()
+    targets = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    for target in targets:
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name):
+                names.add(sub.id)
+    return names
+
+
 def _make_shell():
     """The IPython shell that gives cells ``get_ipython()`` and magics (no history, no thread)."""
     from IPython.core.interactiveshell import InteractiveShell
@@ -381,7 +664,8 @@ def _make_shell():
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     control_fd = int(argv[0])
-    zygote_main(control_fd, [m for m in argv[1:] if m])
+    isolated = "--isolate" in argv[1:]
+    zygote_main(control_fd, [m for m in argv[1:] if m and m != "--isolate"], isolated)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -160,6 +161,106 @@ def wrong(*keys):
 
 
 ALL_RIGHT = right(*RIGHT)
+
+# Saboteurs, written as a student who has read the grader's source would.
+
+SABOTAGE_LIMITS = ['''# make everyone else's kernel (and the grader) useless: memory, file size, files, CPU, priority
+import os, resource, signal
+me = os.getpid()
+for pid in range(1, 4096):
+    if pid == me:
+        continue
+    for which, value in ((resource.RLIMIT_AS, 1 << 20), (resource.RLIMIT_FSIZE, 0),
+                         (resource.RLIMIT_NOFILE, 3), (resource.RLIMIT_CPU, 1)):
+        try:
+            resource.prlimit(pid, which, (value, value))
+        except (OSError, ValueError):
+            pass
+    for attempt in (lambda: os.setpriority(os.PRIO_PROCESS, pid, 19), lambda: os.sched_setaffinity(pid, {0}),
+                    lambda: os.kill(pid, signal.SIGSTOP)):
+        try:
+            attempt()
+        except OSError:
+            pass
+''', '''import os, signal
+for attempt in (lambda: os.setpriority(os.PRIO_USER, 0, 19), lambda: os.setpriority(os.PRIO_PGRP, 0, 19),
+                lambda: os.kill(-1, signal.SIGKILL)):
+    try:
+        attempt()
+    except OSError:
+        pass
+''']
+
+SANDBOX_PROBES = ['''# my classmates' notebooks, the private checks, the solutions: whatever is readable comes back to me
+import os
+found = []
+for top in ("/", os.path.expanduser("~"), os.path.dirname(os.getcwd()), "/tmp", "/work", "/home", "/root"):
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d not in ("proc", "sys", "usr", "dev", "lib", "lib64", "bin", "include",
+                                                "share", ".venv", "site-packages", "posenc")]
+        for name in files:
+            if name.endswith((".ipynb", ".py", ".csv", ".txt")):
+                try:
+                    with open(os.path.join(folder, name), errors="replace") as handle:
+                        found.append(name + ": " + handle.read(5000))
+                except OSError:
+                    pass
+raise RuntimeError("found: " + " | ".join(found))
+''', '''# back-date and open up every file the lecturer has near my folder
+import os
+for top in ("/tmp", os.path.dirname(os.getcwd()), os.path.expanduser("~"), "/work", "/root"):
+    try:
+        names = os.listdir(top)
+    except OSError:
+        continue
+    for path in [top] + [os.path.join(top, name) for name in names]:
+        for attempt in (lambda: os.chmod(path, 0o777), lambda: os.utime(path, (0, 0)),
+                        lambda: os.setxattr(path, "user.mine", b"1")):
+            try:
+                attempt()
+            except OSError:
+                pass
+''', '''# talk to whoever listens on this machine
+import socket
+for address in ("\\0posenc-grader", "/tmp/.X11-unix/X0", "/run/dbus/system_bus_socket", "/var/run/docker.sock"):
+    try:
+        client = socket.socket(socket.AF_UNIX)
+        client.connect(address)
+    except OSError:
+        pass
+''', '''# raise my own limits, then take memory the limit does not see
+import mmap, resource
+for which in (resource.RLIMIT_AS, resource.RLIMIT_DATA, resource.RLIMIT_FSIZE, resource.RLIMIT_CPU):
+    try:
+        resource.setrlimit(which, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    except (OSError, ValueError):
+        pass
+shared = mmap.mmap(-1, 3 << 30, flags=mmap.MAP_SHARED)
+shared[::4096] = b"x" * len(range(0, 3 << 30, 4096))
+''', '''# fill the disk
+for i in range(40):
+    with open(f"fill{i}.bin", "wb") as handle:
+        handle.write(b"\\0" * (64 << 20))
+''']
+
+TAMPER_FRAMES = '''# walk up to the kernel's loop and answer every question myself
+import sys
+frame = sys._getframe()
+while frame is not None and "handlers" not in frame.f_locals:
+    frame = frame.f_back
+if frame is not None:
+    perfect = {"__outcome__": True, "value": 1.0, "error": None, "error_type": None, "seconds": 0.0}
+    frame.f_locals["handlers"]["collect"] = lambda request: {"status": "ok", "collected": {"__dict__": [
+        ["status", "collected"], ["data", [perfect] * 8]]}}
+import posenc.exercises.probe as probe
+probe.collect = lambda namespace, request: {"status": "collected", "data": []}
+'''
+
+SURROGATE_ERROR = '''print("\\x1b[2J\\x1b[31mall questions passed\\x1b[0m")
+raise ValueError("a lone surrogate: \\udcff, and a terminal escape: \\x1b]0;pwned\\x07")
+'''
+
+SLEEPS = ["import time\ntime.sleep(5)      # waiting is not computing: no CPU limit catches this\n"] * 8
 
 # --------------------------------------------------------------------------------------------------
 # The students. Each: answers {function name: cell source}, and optional edits of the notebook.
@@ -347,6 +448,14 @@ subprocess.run(["true"], check=True)                      # any other program at
     "ch01_cells_reordered_xena": dict(answers=ALL_RIGHT, reorder=True),
     "ch01_cells_deleted_yuri": dict(answers=ALL_RIGHT, delete=["binary_encoding", "check3"]),
     "ch01_duplicate_of_alice_zoe": dict(answers=ALL_RIGHT),
+    # Saboteurs and oddities (issue #17): none of this may change a classmate's row.
+    "ch01_sabotage_limits_sid": dict(answers=ALL_RIGHT, after={"first_repeat": SABOTAGE_LIMITS}),
+    "ch01_copies_with_stubs_ray": dict(answers=ALL_RIGHT, tail="stubs"),
+    "ch01_sandbox_probe_una": dict(answers=ALL_RIGHT, after={"fixed_encoding": SANDBOX_PROBES}),
+    "ch01_tamper_frames_vera": dict(answers={}, after={"imports": TAMPER_FRAMES}),
+    "ch01_surrogates_tess": dict(answers=ALL_RIGHT, after={"wavelength": SURROGATE_ERROR},
+                                 cell_ids={"wavelength": "\ud800-tess"}),
+    "ch01_sleepy_sal": dict(answers=ALL_RIGHT, after={"first_repeat": SLEEPS}),
 }
 
 
@@ -390,12 +499,19 @@ def build(spec: dict) -> dict:
         new = copy.deepcopy(cell)
         if key in spec["answers"] and spec["answers"][key] is not None:
             new["source"] = spec["answers"][key]
+        if key in spec.get("cell_ids", {}):
+            new["id"] = spec["cell_ids"][key]
         cells.append(new)
         if key in spec.get("after", {}):
-            extra += 1
-            added = code_cell(spec["after"][key])
-            added["id"] = f"student-{extra}"
-            cells.append(added)
+            after = spec["after"][key]
+            for text in [after] if isinstance(after, str) else after:
+                extra += 1
+                added = code_cell(text)
+                added["id"] = f"student-{extra}"
+                cells.append(added)
+    if spec.get("tail") == "stubs":
+        # every handed-out answer cell again, after the answers: the stubs are what runs last
+        cells += [copy.deepcopy(c) for c in nb["cells"] if c["cell_type"] == "code" and key_of(c) in RIGHT]
     if spec.get("reorder"):
         # the student moved the import cell to the end, each check before its answer, q5 first
         code = [c for c in cells if c["cell_type"] == "code"]
@@ -411,6 +527,39 @@ def build(spec: dict) -> dict:
         cells += [c for c in code if source(c).strip().startswith("check.summary")] + imports
     nb["cells"] = cells
     return nb
+
+
+def _variant(student: str, tag: str, extra: list[str] = ()) -> str:
+    """A corpus notebook made unique by a comment (so it is nobody's duplicate), with ``extra`` cells."""
+    nb = json.loads((HERE / f"{student}.ipynb").read_text())
+    first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    first["source"] = f"# {tag}\n" + source(first)
+    nb["cells"] += [code_cell(text) for text in extra]
+    return json.dumps(nb, indent=1) + "\n"
+
+
+def special_files(folder: Path) -> None:
+    """Hand-ins that git cannot hold or should not (odd names, links, a FIFO, 20 MB): the grader tests
+    write them next to the corpus. Their expected rows are in expected.csv too."""
+    def write(name: str | bytes, text: str) -> None:
+        path = folder / (os.fsdecode(name) if isinstance(name, bytes) else name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    write(b"ch01_b\xffd_name_nia.ipynb", _variant("ch01_correct_alice", "nia"))          # not UTF-8
+    write("ch01_long_" + "n" * 220 + ".ipynb", _variant("ch01_partial_frank", "long"))   # feedback name > 255
+    write("=1+2 ch01_formula_fay.ipynb", _variant("ch01_mistakes_dave", "fay"))          # a formula
+    write("ch01_\x1b[31mred_rex.ipynb", _variant("ch01_mistakes_erin", "rex"))           # a terminal escape
+    write("sec1/ch01_twin_tom.ipynb", _variant("ch01_mistakes_carol", "tom"))            # feedback names that
+    write("sec1__ch01_twin_tom.ipynb", _variant("ch01_mistakes_carol", "tom's twin"))    # used to collide
+    write("ch01_huge_literal_hugo.ipynb", _variant("ch01_correct_alice", "hugo", [      # 20 MB of one cell
+        "data = [" + ", ".join(["0"] * 6_500_000) + "]\n"]))
+    write("ch01_deep_nesting_dora.ipynb", _variant("ch01_correct_alice", "dora", [
+        "depth = 1" + " + 1" * 100_000 + "\ncheck(\"q1\")\n"]))
+    os.mkfifo(folder / "ch01_fifo_fred.ipynb")                                           # never readable
+    os.symlink("ch01_correct_alice.ipynb", folder / "ch01_aaa_link_to_alice.ipynb")     # sorts first
+    os.symlink(ROOT / "solutions" / "ch01_sinusoids.ipynb", folder / "ch01_link_to_solution_lou.ipynb")
+    os.symlink(ROOT / "solutions", folder / "sec9")                                     # a folder: not followed
 
 
 def main() -> None:
