@@ -90,7 +90,7 @@ def test_report_and_paired_differences():
     config = cmp.InsideLengthExperiment(kinds=("none", "t5"), seeds=(0, 1), steps=2)
     runs = ex.sweep(config, keep_models=False)
     text = config.report(runs)
-    assert "t5" in text and "none" in text and "±" in text
+    assert "T5 bias" in text and "no encoding" in text and "±" in text and "accuracy at L" in text
     differences = cmp.paired_differences(runs, "t5", "none")
     by = {(r.kind, r.seed): r.accuracy for r in runs}
     np.testing.assert_allclose(differences, [by[("t5", s)] - by[("none", s)] for s in (0, 1)])

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ from torch import nn
 
 from posenc.lib.attention import METHODS, AttentionContext
 from posenc.lib.experiments import LABELS as EXPERIMENT_LABELS
-from posenc.lib.experiments import LengthExperiment, fmt, in_distribution, mean_spread, steps_to_loss
+from posenc.lib.experiments import LengthExperiment, fmt, markdown_table, mean_spread, steps_to_loss
 from posenc.lib.models import TinyTransformer, parameter_count
 from posenc.lib.relative import alibi_slopes
 
@@ -205,14 +206,34 @@ class InsideLengthExperiment(LengthExperiment):
         return {}
 
     def report(self, runs) -> str:
-        # Plain records: under `python -m posenc.lib.experiments` the Run class is __main__'s, not ours.
-        records = [run.record() if hasattr(run, "record") else run for run in runs]
-        lines = [f"accuracy at L = {self.train_length} and steps to loss < 0.1 (mean ± std over "
-                 f"{len(self.seeds)} seeds):"]
-        for kind in self.kinds:
-            steps = [steps_to_loss(run.losses) for run in runs if getattr(run, "kind", None) == kind]
-            lines.append(f"  {kind:>10}: {fmt(in_distribution(records, kind), 3)}, steps {fmt(steps, 0)}")
-        return "\n".join(lines)
+        return markdown_table(*inside_table(runs, self.kinds))
+
+
+def _field(run, name: str):
+    """A field of a Run or of a saved record (duck-typed: ``python -m posenc.lib.experiments`` makes its Runs
+    in ``__main__``, so ``isinstance`` against this module's import of Run would fail)."""
+    return getattr(run, name) if hasattr(run, name) else run[name]
+
+
+def steps_of(run, threshold: float = 0.1) -> float:
+    """Steps to a training loss below ``threshold``: ``steps_to_loss`` for a Run; for a saved record, which
+    keeps only the mean loss of every 10 steps, the end of the first 10-step block below it (so to the
+    nearest 10 steps). NaN if never."""
+    if hasattr(run, "losses"):
+        return steps_to_loss(run.losses, threshold)
+    below = np.flatnonzero(np.asarray(run["loss_every_10_steps"]) < threshold)
+    return float(10 * below[0] + 9) if below.size else math.nan
+
+
+def inside_table(runs, kinds) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows): per method, accuracy at the training length and steps to loss < 0.1, mean ± std
+    over seeds (Run objects or saved records)."""
+    rows = []
+    for kind in kinds:
+        mine = [r for r in runs if _field(r, "kind") == kind]
+        accuracy = np.array([_field(r, "accuracy") for r in mine])
+        rows.append([LABELS[kind], fmt(accuracy, 3), fmt(np.array([steps_of(r) for r in mine]), 0)])
+    return ["method", "accuracy at L", "steps to loss < 0.1"], rows
 
 
 def paired_differences(runs, kind: str, baseline: str) -> np.ndarray:
@@ -227,5 +248,5 @@ def paired_differences(runs, kind: str, baseline: str) -> np.ndarray:
 
 __all__ = ["logit_terms", "position_parameters", "saved_tensor_bytes", "forward_seconds", "training_step_seconds", "tiny_model",
            "method_costs", "PRESS2022_SPEED", "SHAW2018", "INSIDE_KINDS", "STEEP_ALIBI", "LABELS",
-           "InsideLengthExperiment",
+           "InsideLengthExperiment", "inside_table", "steps_of",
            "paired_differences", "mean_spread"]

@@ -26,7 +26,8 @@ from torch import nn
 
 from posenc.lib.attention import METHODS, AttentionPosition, RotaryPosition
 from posenc.lib.encoding import DEFAULT_BASE
-from posenc.lib.experiments import LABELS, LengthExperiment, fmt, markdown_table, steps_to_loss
+from posenc.lib.comparison import InsideLengthExperiment, inside_table, steps_of  # noqa: F401  (chapter 6 reads them here)
+from posenc.lib.experiments import LengthExperiment
 from posenc.lib.models import TinyTransformer
 from posenc.lib.rotary import apply_rotary, rotary_angles, rotary_frequencies, rotated_width
 from posenc.lib.tasks import IGNORE
@@ -200,43 +201,11 @@ def mean_loss(model: nn.Module, task, seq_len: int, n_sequences: int = 256, seed
 
 
 @dataclass(frozen=True)
-class InsideExperiment(LengthExperiment):
-    """Chapter 4's task and models (``LengthExperiment``) for every position method of the course, read
-    inside the training length only: accuracy at L and the steps to a loss below 0.1. 200 steps are the
-    first 200 of chapter 4's 300 (same seeds, same batches), enough for every method that gets there."""
+class InsideExperiment(InsideLengthExperiment):
+    """Chapter 5's comparison at the training length (``posenc.lib.comparison.InsideLengthExperiment``) for
+    every position method of the course, rotary included, with 200 training steps: the first 200 of
+    chapter 4's 300 (same seeds, same batches), enough for every method that gets there."""
 
     kinds: tuple[str, ...] = METHODS
     steps: int = 200
-
-    def measure(self, kind: str, model) -> dict[str, np.ndarray]:
-        return {}
-
-    def report(self, runs) -> str:
-        return markdown_table(*inside_table(runs, self.kinds))
-
-
-def _field(run, name: str):
-    """A field of a Run or of a saved record (duck-typed: ``python -m posenc.lib.experiments`` makes its Runs
-    in ``__main__``, so ``isinstance`` against this module's import of Run would fail)."""
-    return getattr(run, name) if hasattr(run, name) else run[name]
-
-
-def steps_of(run, threshold: float = 0.1) -> float:
-    """Steps to a training loss below ``threshold``: ``steps_to_loss`` for a Run; for a saved record, which
-    keeps only the mean loss of every 10 steps, the end of the first 10-step block below it (so to the
-    nearest 10 steps). NaN if never."""
-    if hasattr(run, "losses"):
-        return steps_to_loss(run.losses, threshold)
-    below = np.flatnonzero(np.asarray(run["loss_every_10_steps"]) < threshold)
-    return float(10 * below[0] + 9) if below.size else math.nan
-
-
-def inside_table(runs, kinds) -> tuple[list[str], list[list[str]]]:
-    """(headers, rows): per method, accuracy at the training length and steps to loss < 0.1, mean ± std
-    over seeds (Run objects or saved records)."""
-    rows = []
-    for kind in kinds:
-        mine = [r for r in runs if _field(r, "kind") == kind]
-        accuracy = np.array([_field(r, "accuracy") for r in mine])
-        rows.append([LABELS[kind], fmt(accuracy, 3), fmt(np.array([steps_of(r) for r in mine]), 0)])
-    return ["method", "accuracy at L", "steps to loss < 0.1"], rows
+    eval_length: int = LengthExperiment.eval_length       # unused (nothing is read past L); as in results/ch06.json
