@@ -2,7 +2,8 @@
 
 Reports the execution time of every notebook, the loop-versus-vectorised encoding, the training speed of
 the tiny Transformer under each position method, the time of each inline check on the worked solutions,
-and (when the batch grader is present) grading throughput.
+(when the batch grader is present) grading throughput, and the time each full sweep took as its results
+file recorded it.
 """
 
 from __future__ import annotations
@@ -95,6 +96,20 @@ def bench_grader(n: int = 40, jobs: int | None = None) -> dict:
     return {"submissions": n, "seconds": seconds, "per_minute": per_minute, "exit_status": status}
 
 
+def bench_sweeps() -> None:
+    """The wall-clock time of each full sweep, as its results file recorded it (``make experiments``)."""
+    import json
+
+    print("Full sweeps (make experiments), as recorded in results/*.json")
+    for path in sorted((ROOT / "results").glob("*.json")):
+        data = json.loads(path.read_text())
+        timing = data.get("timing")
+        if timing and "runs" in data:
+            print(f"  {path.name}: {len(data['runs'])} runs, {len(data.get('seeds', []))} seeds, "
+                  f"{timing['seconds'] / 60:.1f} min with {timing.get('processes')} process(es) "
+                  f"on {timing.get('cpu_count')} cores")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-notebooks", action="store_true", help="skip the (slow) notebook timings")
@@ -103,6 +118,7 @@ def main(argv=None) -> int:
     bench_methods()
     bench_inline_checks()
     bench_grader()
+    bench_sweeps()
     if not args.skip_notebooks:
         bench_notebooks()
     return 0
