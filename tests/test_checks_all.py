@@ -9,7 +9,7 @@ from posenc.exercises.framework import FAILED, NOT_ATTEMPTED, PASSED
 from tests.conftest import copy_namespace
 
 # Questions whose student copy starts from code to repair ("find the bug"), not from a placeholder.
-STUB_IS_CODE = {("ch01", "q5")}
+STUB_IS_CODE = {("ch01", "q5"), ("ch07", "q6")}
 
 
 @pytest.mark.parametrize("set_id", SET_IDS)
@@ -39,6 +39,6 @@ def test_inline_check_prints_one_line(set_id, capsys):
 
 
 def test_every_set_has_four_to_six_questions():
-    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04")
+    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04", "ch07")
     for set_id in SET_IDS:
         assert 4 <= len(load_set(set_id).questions) <= 6, set_id
