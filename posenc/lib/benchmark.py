@@ -255,10 +255,16 @@ def summary_headers(config: BenchmarkExperiment) -> list[str]:
     return ["method"] + [f"{TASK_LABELS[t]}: {b}" for t in config.tasks for b in config.bins()]
 
 
+def cell(values) -> str:
+    """'mean ± std' over seeds, or just the value when there is one seed (a spread of one is no spread)."""
+    values = np.asarray(values, dtype=np.float64)
+    return f"{values[0]:.2f}" if values.size == 1 and not np.isnan(values[0]) else ex.fmt(values)
+
+
 def summary_rows(runs, config: BenchmarkExperiment) -> list[list[str]]:
     """One row per method: mean ± std over seeds of the accuracy in each bin of each task."""
     table = bin_table(runs, config)
-    return [[ex.LABELS[m]] + [ex.fmt(table[f"{t}/{m}"][b]) for t in config.tasks for b in config.bins()]
+    return [[ex.LABELS[m]] + [cell(table[f"{t}/{m}"][b]) for t in config.tasks for b in config.bins()]
             for m in config.methods]
 
 
@@ -313,7 +319,7 @@ def extension_table(runs, config: BenchmarkExperiment) -> tuple[list[str], list[
             for task in config.tasks:
                 for scale in config.scales:
                     key = "plain" if (method == "none" and not finetuned) else extension_key(method, scale, finetuned)
-                    cells.append(ex.fmt(extension_means(runs, config, task, key, scale)))
+                    cells.append(cell(extension_means(runs, config, task, key, scale)))
             rows.append([EXTENSION_LABELS[method], f"{config.finetune_steps} steps" if finetuned else "no"] + cells)
     return headers, rows
 

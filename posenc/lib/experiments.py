@@ -320,8 +320,10 @@ def plain_by_position(model: TinyTransformer, config: LengthExperiment) -> np.nd
 
 
 def records_of(runs) -> list[dict]:
-    """Accept Run objects or already-plain records (as loaded from a file)."""
-    return [r.record() if isinstance(r, Run) else r for r in runs]
+    """Accept Run objects or already-plain records (as loaded from a file). Run objects are recognised by
+    their ``record`` method, so a Run made by ``python -m posenc.lib.experiments`` (whose module is also
+    imported under its own name) counts too."""
+    return [r.record() if hasattr(r, "record") else r for r in runs]
 
 
 def position_curves(runs, kind: str, variant: str = "plain") -> np.ndarray:
