@@ -19,7 +19,8 @@ HTML = ROOT / "_build" / "html"
 
 # Explorers that run in the reader's browser (posenc.book.explorers); tests/browser checks that they respond.
 IN_PAGE_EXPLORERS = {"notebooks/01_binary_counters_to_sinusoids": ["posenc-heatmap"],
-                     "notebooks/02_relative_shift": ["posenc-circle"]}
+                     "notebooks/02_relative_shift": ["posenc-circle"],
+                     "notebooks/07_longer_than_trained": ["posenc-spectrum"]}
 
 
 def toc_files() -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 
 import posenc.book.quiz as quiz
 
-CHAPTERS = ["ch00", "ch01", "ch02", "ch03", "ch04"]
+CHAPTERS = ["ch00", "ch01", "ch02", "ch03", "ch04", "ch07"]
 
 
 def test_every_chapter_has_a_quiz():
