@@ -198,7 +198,8 @@ class YarnQuestion(FunctionQuestion):
 class StatementsQuestion(ChoiceQuestion):
     """Chapter 0's choice question (a string of option letters, any order or case) with a reason for every
     option: a wrong answer hears about the first statement it wrongly took, else the first it left out
-    (with ``single``, about the one option it chose)."""
+    (with ``single``, about the one option it chose). The messages are also the question's ``mistakes``, so
+    the Common mistakes page lists them."""
 
     reasons: dict = field(default_factory=dict)          # letter -> (true?, feedback when misjudged)
     single: bool = False                                 # exactly one letter expected
@@ -206,6 +207,16 @@ class StatementsQuestion(ChoiceQuestion):
     def __post_init__(self):
         self.options = "".join(self.reasons)
         self.answer = frozenset(letter for letter, (true, _) in self.reasons.items() if true)
+        wrong = {letter: (self.answer - {letter} if true else (frozenset({letter}) if self.single
+                                                               else self.answer | {letter}))
+                 for letter, (true, _) in self.reasons.items() if not (self.single and true)}
+        self.mistakes = tuple((chosen, self.message(letter)) for letter, chosen in wrong.items())
+
+    def message(self, letter: str) -> str:
+        true, reason = self.reasons[letter]
+        if self.single:
+            return f"not quite: {reason}"
+        return f"not quite: statement {letter} {'is supported' if true else 'is not supported'}. {reason}"
 
     def judge(self, data, seed=0):
         passed, message = super().judge(data, seed)
@@ -214,14 +225,10 @@ class StatementsQuestion(ChoiceQuestion):
         answer = data[0] if isinstance(data[0], str) else "".join(data[0])
         chosen = {c.lower() for c in answer if c.isalpha()}
         if self.single:
-            if len(chosen) != 1:
-                return False, "choose exactly one option"
-            return False, f"not quite: {self.reasons[chosen.pop()][1]}"
+            return False, "choose exactly one option" if len(chosen) != 1 else self.message(chosen.pop())
         believed = [letter for letter, (true, _) in self.reasons.items() if letter in chosen and not true]
         missed = [letter for letter, (true, _) in self.reasons.items() if letter not in chosen and true]
-        letter = (believed + missed)[0]
-        verdict = "is supported" if self.reasons[letter][0] else "is not supported"
-        return False, f"not quite: statement {letter} {verdict}. {self.reasons[letter][1]}"
+        return False, self.message((believed + missed)[0])
 
 
 CURVE_OPTIONS = {
