@@ -251,21 +251,21 @@ def far_bin(config: BenchmarkExperiment) -> str:
     return list(config.bins())[-1]
 
 
-def summary_headers(config: BenchmarkExperiment) -> list[str]:
-    return ["method"] + [f"{TASK_LABELS[t]}: {b}" for t in config.tasks for b in config.bins()]
-
-
 def cell(values) -> str:
     """'mean ± std' over seeds, or just the value when there is one seed (a spread of one is no spread)."""
     values = np.asarray(values, dtype=np.float64)
     return f"{values[0]:.2f}" if values.size == 1 and not np.isnan(values[0]) else ex.fmt(values)
 
 
+def summary_headers(config: BenchmarkExperiment) -> list[str]:
+    return ["task", "method"] + [f"positions {b}" for b in config.bins()]
+
+
 def summary_rows(runs, config: BenchmarkExperiment) -> list[list[str]]:
-    """One row per method: mean ± std over seeds of the accuracy in each bin of each task."""
+    """One row per task and method: mean ± std over seeds of the accuracy in each bin of positions."""
     table = bin_table(runs, config)
-    return [[ex.LABELS[m]] + [cell(table[f"{t}/{m}"][b]) for t in config.tasks for b in config.bins()]
-            for m in config.methods]
+    return [[TASK_LABELS[t], ex.LABELS[m]] + [cell(table[f"{t}/{m}"][b]) for b in config.bins()]
+            for t in config.tasks for m in config.methods]
 
 
 def ranks(runs, config: BenchmarkExperiment, bin_name: str | None = None,
@@ -311,16 +311,17 @@ def extension_means(runs, config: BenchmarkExperiment, task: str, key: str, scal
 def extension_table(runs, config: BenchmarkExperiment) -> tuple[list[str], list[list[str]]]:
     """Headers and rows: accuracy on the new positions L..sL of each rotary extension, zero-shot and
     fine-tuned, per task (mean ± std over seeds)."""
-    headers = ["extension", "fine-tuned"] + [f"{TASK_LABELS[t]}: L..{s}L" for t in config.tasks for s in config.scales]
+    headers = ["task", "extension", "fine-tuned"] + [f"positions L..{s}L (s = {s})" for s in config.scales]
     rows = []
-    for finetuned in (False, True):
-        for method in ("none", *config.extensions):
-            cells = []
-            for task in config.tasks:
+    for task in config.tasks:
+        for finetuned in (False, True):
+            for method in ("none", *config.extensions):
+                cells = []
                 for scale in config.scales:
                     key = "plain" if (method == "none" and not finetuned) else extension_key(method, scale, finetuned)
                     cells.append(cell(extension_means(runs, config, task, key, scale)))
-            rows.append([EXTENSION_LABELS[method], f"{config.finetune_steps} steps" if finetuned else "no"] + cells)
+                rows.append([TASK_LABELS[task], EXTENSION_LABELS[method],
+                             f"{config.finetune_steps} steps" if finetuned else "no"] + cells)
     return headers, rows
 
 
