@@ -168,10 +168,12 @@ check("q5")
 
 # %%
 def extended_angles(positions, d, scale, method, base=10000.0):
-    """Angles pos * omega'_i, shape (len(positions), d // 2), of a rotary head of width d extended by s.
+    """Angles pos * omega'_i, shape (len(positions), d // 2), of a rotary head
+    of width d extended by the scale factor s.
 
-    method "none": plain RoPE; "pi": positions times 1/s; "ntk": a larger base, chosen so that the fastest
-    pair (i = 0) keeps its frequency and the slowest (i = d/2 - 1) turns exactly s times slower.
+    method "none": plain RoPE; "pi": positions times 1/s; "ntk": a larger
+    base, chosen so that the fastest pair (i = 0) keeps its frequency and the
+    slowest (i = d/2 - 1) turns exactly s times slower.
     """
     positions = np.asarray(positions, dtype=np.float64)
     if method == "pi":
