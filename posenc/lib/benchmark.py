@@ -156,17 +156,18 @@ class BenchmarkExperiment(ex.Experiment):
 
     def position_options(self, method: str) -> dict:
         return {"shaw": {"max_distance": self.shaw_max_distance},
-                "t5": {"num_buckets": self.t5_buckets, "max_distance": self.t5_max_distance}}.get(method, {})
+                "t5": {"num_buckets": self.t5_buckets, "max_distance": self.t5_max_distance},
+                "learned": {"init_std": self.learned_init_std}}.get(method, {})
 
     def build(self, kind: str, seed: int) -> TinyTransformer:
-        """The model of one kind; for one seed every method starts from the same non-positional weights."""
+        """The model of one kind, through the one interface ``TinyTransformer(position=method)``. For one seed
+        every method starts from the same non-positional weights: the model draws its method's own
+        parameters (a learned table, Shaw's vectors, T5's biases) after all the others."""
         _, method = split_kind(kind)
-        options = self.position_options(method)
-        if not options:
-            return ex.build_model(method, self, seed)
         torch.manual_seed(seed)
         return TinyTransformer(self.vocab_size, self.d_model, self.n_heads, self.n_layers, position=method,
-                               max_len=self.max_len, causal=self.causal, position_options=options)
+                               max_len=self.max_len, causal=self.causal,
+                               position_options=self.position_options(method))
 
     def fit(self, kind: str, model, seed: int) -> list[float]:
         task = split_kind(kind)[0]
