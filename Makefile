@@ -98,6 +98,7 @@ grade: $(STAMP)
 
 experiments: $(STAMP)
 	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
+	$(BIN)/python -m posenc.lib.experiments ch07 --out results/ch07.json
 
 clean:
 	rm -rf _build .pytest_cache

@@ -2,7 +2,8 @@
 
 Reports the execution time of every notebook, the loop-versus-vectorised encoding, the training speed of
 the tiny Transformer under each position method, the time of each inline check on the worked solutions,
-and grading throughput with the kernels in bubblewrap (when it is installed) and without.
+and grading throughput with the kernels in bubblewrap (when it is installed) and without, and the time each
+full sweep took as its results file recorded it.
 """
 
 from __future__ import annotations
@@ -109,6 +110,20 @@ def _cpu_seconds() -> float:
                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 
 
+def bench_sweeps() -> None:
+    """The wall-clock time of each full sweep, as its results file recorded it (``make experiments``)."""
+    import json
+
+    print("Full sweeps (make experiments), as recorded in results/*.json")
+    for path in sorted((ROOT / "results").glob("*.json")):
+        data = json.loads(path.read_text())
+        timing = data.get("timing")
+        if timing and "runs" in data:
+            print(f"  {path.name}: {len(data['runs'])} runs, {len(data.get('seeds', []))} seeds, "
+                  f"{timing['seconds'] / 60:.1f} min with {timing.get('processes')} process(es) "
+                  f"on {timing.get('cpu_count')} cores")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-notebooks", action="store_true", help="skip the (slow) notebook timings")
@@ -123,6 +138,7 @@ def main(argv=None) -> int:
     else:
         print("Grading throughput in bubblewrap: not measured (bwrap is not installed)")
     bench_grader(sandbox=False)
+    bench_sweeps()
     if not args.skip_notebooks:
         bench_notebooks()
     return 0

@@ -21,7 +21,8 @@ HTML = ROOT / "_build" / "html"
 IN_PAGE_EXPLORERS = {"notebooks/01_binary_counters_to_sinusoids": ["posenc-heatmap"],
                      "notebooks/02_relative_shift": ["posenc-circle"],
                      "notebooks/05_relative_biases": ["posenc-t5", "posenc-alibi"],
-                     "notebooks/06_rotary_embeddings": ["posenc-rotary"]}
+                     "notebooks/06_rotary_embeddings": ["posenc-rotary"],
+                     "notebooks/07_longer_than_trained": ["posenc-spectrum"]}
 
 
 def toc_files() -> list[str]:

@@ -26,7 +26,7 @@ from posenc.exercises.probe import dumps
 from tests.conftest import GRADER_SEEDS, copy_namespace, with_submission
 
 # Questions whose student copy starts from code to repair ("find the bug"), not from a placeholder.
-STUB_IS_CODE = {("ch00", "q6"), ("ch01", "q5"), ("ch05", "q6"), ("ch06", "q6")}
+STUB_IS_CODE = {("ch00", "q6"), ("ch01", "q5"), ("ch05", "q6"), ("ch06", "q6"), ("ch07", "q6")}
 
 
 @pytest.mark.parametrize("set_id", SET_IDS)
@@ -56,7 +56,7 @@ def test_inline_check_prints_one_line(set_id, capsys):
 
 
 def test_every_set_has_four_to_eight_questions_two_of_them_about_understanding():
-    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06")
+    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07")
     for set_id in SET_IDS:
         questions = load_set(set_id).questions
         assert 4 <= len(questions) <= 8, set_id

@@ -10,7 +10,7 @@ import pytest
 import posenc.book.quiz as quiz
 from posenc import frequencies, sinusoidal_encoding
 
-CHAPTERS = ["ch00", "ch01", "ch02", "ch03", "ch04", "ch05"]
+CHAPTERS = ["ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07"]
 
 
 def test_every_chapter_has_a_quiz():

@@ -18,9 +18,13 @@ library versions, to a JSON file the chapter can load.
 * Chapter 5 (``posenc.lib.comparison.InsideLengthExperiment``): the same task and model with every position
   method, absolute or inside the attention, at the training length (``python -m posenc.lib.experiments ch05
   --out results/ch05.json``).
+* Chapter 7 (``posenc.lib.benchmark.BenchmarkExperiment``): every position method on several tasks, past
+  the training length, and context extension for the rotary runs; its runs go to two processes.
 
 Runs are paired: for one seed every kind starts from the same non-positional weights and sees the same
-training batches, so the only difference between them is what the experiment varies.
+training batches, so the only difference between them is what the experiment varies. Every run is seeded
+and runs on one thread, so it gives the same numbers in the chapter, in a worker process and on the
+command line.
 """
 
 from __future__ import annotations
@@ -111,6 +115,22 @@ class Experiment:
         return "in-distribution accuracy: " + ", ".join(f"{kind} {fmt(in_distribution(runs, kind), 3)}"
                                                        for kind in self.kinds)
 
+    # Hooks with defaults, for experiments whose kinds differ in more than the model (chapter 7: the task).
+    full_seeds = 10        # seeds of the full sweep on the command line (``--seeds`` overrides it)
+    processes = 1          # worker processes of the full sweep (``--processes`` overrides it)
+
+    def fit(self, kind: str, model: nn.Module, seed: int) -> list[float]:
+        """Train one model; return the loss of every step."""
+        return train(model, self.task(), self.train_config(seed))
+
+    def score(self, kind: str, model: nn.Module) -> float:
+        """In-distribution accuracy of a trained model of one kind."""
+        return self.accuracy(model)
+
+    def measure_run(self, kind: str, model: nn.Module, seed: int) -> dict[str, np.ndarray]:
+        """Accuracy at each position, one curve per way of reading; ``seed`` for measurements that train."""
+        return self.measure(kind, model)
+
 
 @dataclass
 class Run:
@@ -145,25 +165,45 @@ def run_one(experiment: Experiment, kind: str, seed: int, keep_model: bool = Tru
     model = experiment.build(kind, seed)
     before = experiment.before_training(kind, model)
     start = time.perf_counter()
-    losses = train(model, experiment.task(), experiment.train_config(seed))
+    losses = experiment.fit(kind, model, seed)
     seconds = time.perf_counter() - start
-    return Run(kind, seed, losses, seconds, experiment.accuracy(model), experiment.measure(kind, model),
+    return Run(kind, seed, losses, seconds, experiment.score(kind, model), experiment.measure_run(kind, model, seed),
                parameter_count(model), model if keep_model else None, before)
 
 
-def sweep(experiment: Experiment, kinds=None, seeds=None, keep_models: bool = True, progress=None) -> list[Run]:
-    """Every kind (default ``experiment.kinds``) for every seed (default ``experiment.seeds``).
+def _one_thread():
+    torch.set_num_threads(1)
 
-    ``progress`` (e.g. print) hears about each finished run.
+
+def sweep(experiment: Experiment, kinds=None, seeds=None, keep_models: bool = True, progress=None,
+          processes: int = 1) -> list[Run]:
+    """Every kind (default ``experiment.kinds``) for every seed (default ``experiment.seeds``), in that
+    order (seed by seed).
+
+    ``progress`` (e.g. print) hears about each finished run. With ``processes`` > 1 the runs are shared
+    out to that many fresh worker processes, each on one thread; a run's numbers do not depend on where
+    it ran (train with one thread in this process too, ``torch.set_num_threads(1)``, to compare them).
     """
-    runs = []
-    for seed in experiment.seeds if seeds is None else seeds:
-        for kind in experiment.kinds if kinds is None else kinds:
-            run = run_one(experiment, kind, seed, keep_model=keep_models)
-            runs.append(run)
-            if progress:
-                progress(f"{kind:>12} seed {seed}: accuracy {run.accuracy:.3f} ({run.seconds:.1f} s)")
-    return runs
+    jobs = [(kind, seed) for seed in (experiment.seeds if seeds is None else seeds)
+            for kind in (experiment.kinds if kinds is None else kinds)]
+
+    def report(run):
+        if progress:
+            progress(f"{run.kind:>12} seed {run.seed}: accuracy {run.accuracy:.3f} ({run.seconds:.1f} s)")
+        return run
+
+    if processes <= 1 or len(jobs) <= 1:
+        return [report(run_one(experiment, kind, seed, keep_model=keep_models)) for kind, seed in jobs]
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")        # a fresh interpreter: no inherited thread pools
+    with concurrent.futures.ProcessPoolExecutor(min(processes, len(jobs)), mp_context=context,
+                                                initializer=_one_thread) as pool:
+        futures = [pool.submit(run_one, experiment, kind, seed, keep_models) for kind, seed in jobs]
+        for future in concurrent.futures.as_completed(futures):
+            report(future.result())
+        return [future.result() for future in futures]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -299,8 +339,10 @@ def plain_by_position(model: TinyTransformer, config: LengthExperiment) -> np.nd
 
 
 def records_of(runs) -> list[dict]:
-    """Accept Run objects or already-plain records (as loaded from a file)."""
-    return [r.record() if isinstance(r, Run) else r for r in runs]
+    """Accept Run objects or already-plain records (as loaded from a file). Run objects are recognised by
+    their ``record`` method, so a Run made by ``python -m posenc.lib.experiments`` (whose module is also
+    imported under its own name) counts too."""
+    return [r.record() if hasattr(r, "record") else r for r in runs]
 
 
 def position_curves(runs, kind: str, variant: str = "plain") -> np.ndarray:
@@ -441,6 +483,7 @@ SWEEPS = {
              "every position method, absolute or inside the attention, at the training length"),
     "ch06": ("posenc.lib.rotary_analysis", "InsideExperiment",
              "rotary attention against every position method of the course, inside the training length"),
+    "ch07": ("posenc.lib.benchmark", "BenchmarkExperiment", "every position method past the training length"),
 }
 
 
@@ -452,8 +495,13 @@ def experiment_class(name: str) -> type:
     return getattr(importlib.import_module(module), attribute)
 
 
-def save_results(path, experiment: Experiment, runs, name: str = "ch04") -> dict:
-    """Write the records with the configuration, seeds and versions beside them; return what was written."""
+def save_results(path, experiment: Experiment, runs, name: str = "ch04", seconds: float | None = None,
+                 processes: int | None = None) -> dict:
+    """Write the records with the configuration, seeds and versions beside them; return what was written.
+
+    ``seconds`` (the sweep's wall-clock time) and ``processes`` are recorded when given, with the machine's
+    CPU count, so a reader knows what the time was measured on.
+    """
     data = {
         "experiment": f"{name}: {SWEEPS[name][2]}",
         "command": f"python -m posenc.lib.experiments {name} --out {path}",
@@ -461,8 +509,13 @@ def save_results(path, experiment: Experiment, runs, name: str = "ch04") -> dict
         "config": asdict(experiment),
         "seeds": list(experiment.seeds),
         "versions": {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__},
-        "runs": records_of(runs),
     }
+    if seconds is not None:
+        import os
+
+        data["timing"] = {"seconds": round(seconds, 1), "processes": processes, "cpu_count": os.cpu_count(),
+                          "torch_threads_per_process": 1}
+    data["runs"] = records_of(runs)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -488,16 +541,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run a chapter's full multi-seed sweep and save the results.")
     parser.add_argument("experiment", choices=list(SWEEPS), help="which chapter's sweep")
     parser.add_argument("--out", required=True, help="JSON file to write, e.g. results/ch04.json")
-    parser.add_argument("--seeds", type=int, default=10, help="number of seeds, 0..N-1 (default 10)")
+    parser.add_argument("--seeds", type=int, default=None,
+                        help="number of seeds, 0..N-1 (default: the sweep's own, 10 unless it says otherwise)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: these models are too small to gain from more)")
+    parser.add_argument("--processes", type=int, default=None,
+                        help="worker processes, one run each at a time (default: the sweep's own, 1 unless it "
+                             "says otherwise)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    experiment = experiment_class(args.experiment)(seeds=tuple(range(args.seeds)))
+    cls = experiment_class(args.experiment)
+    experiment = cls(seeds=tuple(range(cls.full_seeds if args.seeds is None else args.seeds)))
+    processes = cls.processes if args.processes is None else args.processes
     start = time.perf_counter()
-    runs = sweep(experiment, keep_models=False, progress=lambda line: print(line, flush=True))
-    save_results(args.out, experiment, runs, args.experiment)
-    print(f"\n{len(runs)} runs in {time.perf_counter() - start:.0f} s; wrote {args.out}\n")
+    runs = sweep(experiment, keep_models=False, progress=lambda line: print(line, flush=True), processes=processes)
+    seconds = time.perf_counter() - start
+    save_results(args.out, experiment, runs, args.experiment, seconds=seconds, processes=processes)
+    print(f"\n{len(runs)} runs in {seconds:.0f} s with {processes} process(es); wrote {args.out}\n")
     print(experiment.report(runs))
     return 0
 

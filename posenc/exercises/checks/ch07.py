@@ -1,0 +1,300 @@
+"""Checks of exercise set ch07: longer than trained (context extension of rotary models, reading curves).
+
+q1-q3 are functions checked on inputs drawn from the grader's seed (position interpolation, the NTK-aware
+base, YaRN's frequencies and temperature); q4 and q5 test understanding (which statements an
+accuracy-against-position curve supports, which method to bet on for a new task), with feedback for each
+option; q6 is a find-the-bug whose check says that the bug is still there without saying where.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from posenc.exercises.framework import (
+    TAMPERED, ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, Outcome, describe_mismatch,
+)
+from posenc.lib.extension import interpolated_positions, ntk_base, yarn_frequencies, yarn_logit_scale
+from posenc.lib.rotary import rotary_frequencies
+
+# ---------------------------------------------------------------------------------------------------
+# q1: position interpolation's positions
+
+
+def _pi_probes(seed):
+    rng = np.random.default_rng([seed, 71])
+    probes = [(np.arange(8), 4, 8), (np.array([0, 5, 15, 16, 31]), 16, 32), (np.arange(0, 2048, 128), 512, 2048),
+              (np.array([3, 7]), 10, 10)]
+    for _ in range(3):
+        train = int(rng.choice([16, 100, 512, 4096]))
+        target = train * int(rng.integers(2, 9))
+        probes.append((np.sort(rng.integers(0, target, size=int(rng.integers(3, 12)))), train, target))
+    return probes
+
+
+PI_MISTAKES = [
+    Mistake("the factor is upside down: position interpolation multiplies by L/L' (less than 1), so that the "
+            "positions 0 .. L'-1 land in [0, L); you multiplied by L'/L",
+            lambda p, L, Lp: np.asarray(p, dtype=np.float64) * Lp / L),
+    Mistake("the scaled positions were rounded down to integers: position interpolation keeps the fractions "
+            "(pos * L / L' lies between the trained integer positions, that is the point)",
+            lambda p, L, Lp: np.floor(np.asarray(p, dtype=np.float64) * L / Lp)),
+    Mistake("the scaled positions were rounded to integers: keep the fractions pos * L / L'",
+            lambda p, L, Lp: np.round(np.asarray(p, dtype=np.float64) * L / Lp)),
+    Mistake("only the positions from L on were scaled; position interpolation scales every position by L/L', "
+            "so that neighbouring positions stay evenly spaced",
+            lambda p, L, Lp: np.where(np.asarray(p) < L, np.asarray(p, dtype=np.float64),
+                                      np.asarray(p, dtype=np.float64) * L / Lp)),
+    Mistake("the positions were divided by L' only (normalised to [0, 1)); position interpolation maps them into "
+            "the trained range [0, L): multiply by L / L'",
+            lambda p, L, Lp: np.asarray(p, dtype=np.float64) / Lp),
+]
+
+
+def _compare_positions(got, expected, args):
+    problem = describe_mismatch(got, expected, what="array of positions")
+    if problem is None and not np.issubdtype(got.dtype, np.floating):
+        return f"the positions have dtype {got.dtype}; they are fractions, return floats"
+    return problem
+
+
+# ---------------------------------------------------------------------------------------------------
+# q2: the NTK-aware base
+
+
+def _ntk_probes(seed):
+    rng = np.random.default_rng([seed, 72])
+    probes = [(10000.0, 2.0, 128), (10000.0, 4.0, 8), (500000.0, 8.0, 64), (10000.0, 1.0, 16)]
+    for _ in range(3):
+        probes.append((float(rng.choice([10.0, 100.0, 10000.0, 1e6])), float(rng.integers(2, 33)),
+                       int(rng.choice([4, 8, 16, 32, 64, 128]))))
+    return probes
+
+
+NTK_MISTAKES = [
+    Mistake("the base was multiplied by s: that slows the slowest pair by less than s; the NTK-aware base is "
+            "b * s^(d/(d-2)), the exponent making the slowest pair (i = d/2 - 1) turn exactly s times slower",
+            lambda b, s, d: b * s),
+    Mistake("the exponent is upside down: b * s^(d/(d-2)), not s^((d-2)/d); check that the slowest pair, "
+            "omega = b'^(-(d-2)/d), comes out exactly s times slower than with b",
+            lambda b, s, d: b * s ** ((d - 2) / d)),
+    Mistake("the base was divided: a smaller base speeds every pair up; the NTK-aware base is larger, "
+            "b * s^(d/(d-2))", lambda b, s, d: b / s ** (d / (d - 2))),
+    Mistake("the base was raised to a power: the NTK-aware base is b times s^(d/(d-2)), not b^(s...)",
+            lambda b, s, d: b ** (s ** (d / (d - 2)))),
+]
+
+
+def _compare_number(got, expected, args):
+    if isinstance(got, np.ndarray) and got.size == 1:
+        got = got.item()
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        return f"expected a number, got {type(got).__name__}"
+    if not math.isclose(got, expected, rel_tol=1e-9):
+        return f"expected {expected:.6g}, got {got:.6g}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# q3: YaRN's frequencies (NTK-by-parts) and its temperature
+
+
+def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
+    return (yarn_frequencies(d, scale, train_length, base, alpha, beta).numpy(), yarn_logit_scale(scale))
+
+
+def _yarn_probes(seed):
+    rng = np.random.default_rng([seed, 73])
+    probes = [(128, 16.0, 4096), (128, 8.0, 2048), (64, 4.0, 512, 500000.0), (16, 2.0, 16),
+              (32, 1.0, 1024), (128, 32.0, 4096, 10000.0, 2.0, 16.0)]
+    for _ in range(2):
+        probes.append((int(rng.choice([32, 64, 128])), float(rng.integers(2, 40)), int(rng.choice([1024, 4096, 8192]))))
+    return probes
+
+
+def _yarn_variant(turns="right", mix="right", speed="slow", temperature="right"):
+    """YaRN with one mistake in one part (or none)."""
+    def variant(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
+        omega = rotary_frequencies(d, base).numpy()
+        r = {"right": train_length * omega / (2 * np.pi),
+             "wavelength": 2 * np.pi / (omega * train_length),      # lambda / L instead of L / lambda
+             "no 2 pi": train_length * omega}[turns]
+        gamma = np.clip((r - alpha) / (beta - alpha), 0, 1)
+        moved = omega / scale if speed == "slow" else omega * scale
+        if mix == "reversed":
+            gamma = 1 - gamma
+        out = (1 - gamma) * moved + gamma * omega
+        factor = 0.1 * math.log(scale) + 1 if scale > 1 else 1.0
+        logit = {"right": factor ** 2, "not squared": factor,
+                 "log10": (0.1 * math.log10(scale) + 1) ** 2 if scale > 1 else 1.0,
+                 "inverted": 1 / factor ** 2}[temperature]
+        return out, logit
+    return variant
+
+
+YARN_MISTAKES = [
+    Mistake("the ramp is the wrong way round: pairs that turn many times over L (r > beta) must keep their "
+            "frequency, and pairs that turn less than alpha times must be interpolated (omega / s)",
+            _yarn_variant(mix="reversed")),
+    Mistake("r is the number of turns a pair makes over the training length, L / lambda_i = L omega_i / (2 pi); "
+            "you used lambda_i / L", _yarn_variant(turns="wavelength")),
+    Mistake("a turn is 2 pi radians: r = L omega_i / (2 pi); you left out the 2 pi", _yarn_variant(turns="no 2 pi")),
+    Mistake("interpolation slows a pair down: omega_i / s, not omega_i * s", _yarn_variant(speed="fast")),
+    Mistake("0.1 ln(s) + 1 is the factor on each of q and k (sqrt(1/t)); the logits q.k are multiplied by its "
+            "square", _yarn_variant(temperature="not squared")),
+    Mistake("the temperature uses the natural logarithm: (0.1 ln(s) + 1)^2", _yarn_variant(temperature="log10")),
+    Mistake("the logit factor 1/t = (0.1 ln(s) + 1)^2 is larger than 1 (it sharpens the softmax); you divided "
+            "by it", _yarn_variant(temperature="inverted")),
+]
+
+
+def _compare_yarn(got, expected, args):
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        return "return a pair (omega, logit_scale): the frequencies as a numpy array and the logit factor as a number"
+    omega, logit = got
+    problem = describe_mismatch(omega, expected[0], what="frequency array")
+    if problem:
+        return problem
+    if isinstance(logit, bool) or not isinstance(logit, (int, float)):
+        return f"the logit factor should be a number, got {type(logit).__name__}"
+    if not math.isclose(logit, expected[1], rel_tol=1e-9):
+        return f"the logit factor is {logit:.6g}; expected {expected[1]:.6g}"
+    return None
+
+
+def _yarn_matches(got, expected):
+    return (isinstance(got, (tuple, list)) and len(got) == 2 and isinstance(got[0], np.ndarray)
+            and got[0].shape == expected[0].shape and np.allclose(got[0], expected[0], rtol=1e-6, atol=1e-12)
+            and isinstance(got[1], (int, float)) and math.isclose(got[1], expected[1], rel_tol=1e-6))
+
+
+@dataclass
+class YarnQuestion(FunctionQuestion):
+    """A FunctionQuestion whose answers are pairs (array, number), so mistakes are matched pair by pair."""
+
+    def judge(self, outcomes, seed=0):
+        probes = self.probes(seed)
+        if len(outcomes) != len(probes) or not all(isinstance(o, Outcome) for o in outcomes):
+            return False, TAMPERED
+        for args, outcome in zip(probes, outcomes):
+            call = f"{self.name}({self.describe_args(args)})"
+            if not outcome.ok:
+                return False, f"{call} raised {outcome.error}"
+            problem = self.compare(outcome.value, self.reference(*args), args)
+            if problem:
+                for mistake in self.mistakes:
+                    if all(o.ok and _yarn_matches(o.value, mistake.variant(*a)) for a, o in zip(probes, outcomes)):
+                        return False, f"{mistake.message} (seen in {call})"
+                return False, f"{call}: {problem}"
+        return True, "correct"
+
+
+# ---------------------------------------------------------------------------------------------------
+# q4 and q5: statements with feedback for each option
+
+
+def _statements(reasons: dict) -> dict:
+    """Options of a ChoiceQuestion from (true?, reason) pairs: each option's feedback says whether the
+    statement is supported and why."""
+    return {letter: f"{'supported' if true else 'not supported'}. {reason}" for letter, (true, reason) in reasons.items()}
+
+
+def _supported(reasons: dict) -> str:
+    return "".join(letter for letter, (true, _) in reasons.items() if true)
+
+
+CURVE_OPTIONS = {
+    "a": (True, "Read the band: the largest value any seed reaches on positions 32..63 is 0.20, so every seed "
+                "is at or below one fifth there."),
+    "b": (False, "The curve comes from one synthetic task; a language model's loss depends on different "
+                 "things (most of the answer is in recent tokens), as the two papers of the chapter show."),
+    "c": (True, "With a causal mask the prediction at position 40 reads tokens 0..40 only, so it is the "
+                "prediction on the 41-token prefix: one long test sequence measures every shorter length."),
+    "d": (False, "A curve shows what one trained model did, not what the method can represent: the chapter "
+                 "repairs the same rotary models without any training, by position interpolation."),
+    "e": (False, "Nothing in the curve compares methods: other methods were not measured here, and a ranking "
+                 "needs them on the same task, budget and seeds."),
+}
+
+BET_OPTIONS = {
+    "a": (False, "a learned table has rows for positions >= L that never received a gradient: past L the "
+                 "model reads random vectors (chapter 4), and the learned runs fell to near chance on the local task."),
+    "b": (False, "the sinusoidal rows past L were never seen in training; the sinusoidal runs fell to near chance "
+                 "past L on the local task, as in chapter 4."),
+    "c": (True, "the rule needs only the last two tokens, and ALiBi's penalty -m|j - i| makes distant tokens "
+                "irrelevant at any length, with nothing position-specific that can go out of range; on the "
+                "local task its curve stayed flat from L to 4L."),
+    "d": (False, "rotary logits depend only on offsets, but a query at position 50 also sees keys 17 to 50 "
+                 "places back, at rotation angles it never saw; on the local task the rotary runs held up to "
+                 "2L and then fell."),
+    "e": (False, "without any encoding, attention cannot single out the last two tokens except through what "
+                 "the causal mask lets it count; NoPE was the weakest method on the local task even inside L."),
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# q6: find the bug in extended_angles
+
+
+def extended_angles(positions, d, scale, method, base=10000.0):
+    positions = np.asarray(positions, dtype=np.float64)
+    if method == "pi":
+        positions = positions / scale
+    omega = rotary_frequencies(d, ntk_base(base, scale, d) if method == "ntk" else base).numpy()
+    return np.outer(positions, omega)
+
+
+def _buggy_angles(positions, d, scale, method, base=10000.0):
+    """The handed-out version: the NTK exponent upside down."""
+    positions = np.asarray(positions, dtype=np.float64)
+    if method == "pi":
+        positions = positions / scale
+    if method == "ntk":
+        base = base * scale ** ((d - 2) / d)
+    return np.outer(positions, base ** (-2 * np.arange(d // 2) / d))
+
+
+def _angle_probes(seed):
+    rng = np.random.default_rng([seed, 76])
+    probes = [(np.arange(6), 8, 2.0, "ntk"), (np.arange(6), 8, 2.0, "pi"), (np.arange(6), 8, 2.0, "none"),
+              (np.array([0, 100, 4095]), 128, 16.0, "ntk"), (np.array([1, 2, 3]), 4, 4.0, "ntk", 100.0)]
+    for _ in range(3):
+        method = str(rng.choice(["pi", "ntk", "none"]))
+        probes.append((rng.integers(0, 5000, size=5), int(rng.choice([8, 16, 64])), float(rng.integers(2, 17)), method))
+    return probes
+
+
+def _compare_angles(got, expected, args):
+    problem = describe_mismatch(got, expected, what="array of angles", rtol=1e-9, atol=1e-9)
+    if problem:
+        return f"not fixed yet for method={args[3]!r}: {problem}"
+    return None
+
+
+
+
+# ---------------------------------------------------------------------------------------------------
+
+EXERCISES = ExerciseSet("ch07", "Longer than trained", [
+    FunctionQuestion(qid="q1", title="Position interpolation", name="interpolated_positions", points=2,
+                     probes=_pi_probes, reference=lambda p, L, Lp: interpolated_positions(p, L, Lp).numpy(),
+                     mistakes=PI_MISTAKES, compare=_compare_positions,
+                     describe_args=lambda a: f"<{len(a[0])} positions>, train_length={a[1]}, target_length={a[2]}"),
+    FunctionQuestion(qid="q2", title="The NTK-aware base", name="ntk_base", points=2,
+                     probes=_ntk_probes, reference=ntk_base, mistakes=NTK_MISTAKES, compare=_compare_number,
+                     describe_args=lambda a: f"base={a[0]!r}, scale={a[1]!r}, d={a[2]!r}"),
+    YarnQuestion(qid="q3", title="YaRN: frequencies and temperature", name="yarn_scaling", points=3,
+                 probes=_yarn_probes, reference=yarn_scaling, mistakes=YARN_MISTAKES, compare=_compare_yarn,
+                 describe_args=lambda a: ", ".join(map(repr, a))),
+    ChoiceQuestion(qid="q4", title="Reading an accuracy curve", name="curve_statements", points=2,
+                   answer=_supported(CURVE_OPTIONS), options=_statements(CURVE_OPTIONS)),
+    ChoiceQuestion(qid="q5", title="Which method to bet on", name="bet_local_sum", points=1,
+                   answer=_supported(BET_OPTIONS), options=_statements(BET_OPTIONS), single=True),
+    FindTheBugQuestion(qid="q6", title="Find the bug", name="extended_angles", points=2,
+                       probes=_angle_probes, reference=extended_angles, bug=_buggy_angles,
+                       compare=_compare_angles,
+                       describe_args=lambda a: f"<{len(a[0])} positions>, d={a[1]}, scale={a[2]}, method={a[3]!r}"
+                                               + (f", base={a[4]}" if len(a) > 4 else "")),
+])

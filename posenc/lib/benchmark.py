@@ -1,0 +1,400 @@
+"""Chapter 7: every position method on the same footing, past the training length, and context extension.
+
+One experiment (:class:`BenchmarkExperiment`, the sweep ``ch07`` of ``posenc.lib.experiments``) trains the
+course's ``TinyTransformer`` with each position method of ``posenc.lib.attention.METHODS`` on each of
+three tasks of ``posenc.lib.tasks``, with one model size, one training budget and one learning rate for all,
+and reads every model on sequences up to four times the training length L:
+
+* ``local``: ``LocalMax``, the largest of the last three tokens (a local rule: a recency bias helps);
+* ``first``: ``FirstToken``, the first token of the sequence (retrieval of the most distant token);
+* ``copy``: ``Copy``, a string copied after a separator (Kazemnejad et al.'s copy task; the source lies
+  n + 1 places back).
+
+A kind is ``"task/method"``, e.g. ``"copy/alibi"``. For one seed every method of a task starts from the same
+non-positional weights and sees the same batches (``posenc.lib.experiments.build_model``).
+
+The rotary runs are also extended (``posenc.lib.extension``): position interpolation, NTK-aware scaling and
+YaRN at s = 2 and 4, read zero-shot at sL and after a short fine-tune at sL (``finetune_steps``, a few
+percent of the training steps), next to plain RoPE fine-tuned for as long. Their curves are stored in the
+rotary runs' ``by_position`` under ``"pi x2"``, ``"ft yarn x4"``, ``"ft none x2"`` and so on.
+
+    python -m posenc.lib.experiments ch07 --out results/ch07.json       # 5 seeds in 2 processes
+    python -m posenc.lib.benchmark lr-search --out results/ch07_lr_search.json
+
+The learning rate was chosen by :func:`lr_search`: every kind trained once (seed 0) at each rate of a small
+grid, scored by its accuracy inside the training length only (never past it), the rate with the best mean
+kept for every method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from posenc.lib import experiments as ex
+from posenc.lib.attention import METHODS
+from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, extended_copy, train
+from posenc.lib.tasks import Copy, FirstToken, LocalMax
+
+TASKS = ("local", "first", "copy")
+TASK_LABELS = {"local": "local max", "first": "first token", "copy": "copy"}
+EXTENSIONS = ("pi", "ntk", "yarn")
+EXTENSION_LABELS = {"none": "plain RoPE", "pi": "position interpolation", "ntk": "NTK-aware", "yarn": "YaRN"}
+LR_GRID = (3e-3, 1e-2, 3e-2)
+
+
+# Published numbers the chapter compares its directions with (facts from the papers, with their source).
+PUBLISHED = {
+    "press2022": {**ex.PUBLISHED["press2022"], "t5": (19.65, 18.79, 22.91)},     # appendix Table 2
+    "kazemnejad2023": {
+        "source": "Kazemnejad et al. 2023, Figure 1: mean reciprocal rank over ten tasks (higher is better)",
+        "mrr": {"none": 0.69, "t5": 0.55, "alibi": 0.50, "rope": 0.33, "sinusoidal": 0.22},   # APE = sinusoidal
+        "train_length": 20, "test_length": 40, "parameters": "about 107M", "seeds": 3,
+    },
+    "chen2023pi": {
+        "source": "Chen et al. 2023, abstract and Table 4",
+        "models": "LLaMA 7B to 65B", "from": 2048, "to": 32768, "finetune_steps": 1000,
+        "direct_finetune": {"to": 2560, "after_batches": 10000},    # plain fine-tuning, more than 10000 batches
+    },
+    "peng2024yarn": {
+        "source": "Peng et al. 2024, abstract, sections 3.4 and 4",
+        "models": "Llama 2 7B and 13B", "from": 4096, "to": 131072, "scales": (16, 32), "steps": (400, 200),
+        "fewer_tokens_than_code_llama": 10, "fewer_steps_than_pi": 2.5, "share_of_pretraining": 0.001,
+        "alpha": 1, "beta": 32,
+    },
+}
+
+
+def split_kind(kind: str) -> tuple[str, str]:
+    """``"copy/alibi"`` -> ``("copy", "alibi")``, checking both names."""
+    task, _, method = kind.partition("/")
+    if task not in TASKS or method not in METHODS:
+        raise ValueError(f"a kind is 'task/method' with a task of {TASKS} and a method of {METHODS}, got {kind!r}")
+    return task, method
+
+
+def extension_key(method: str, scale: int, finetuned: bool = False) -> str:
+    """Where a rotary run keeps one extension's curve: ``"pi x2"``, ``"ft none x4"``..."""
+    return f"{'ft ' if finetuned else ''}{method} x{scale}"
+
+
+@dataclass(frozen=True)
+class BenchmarkExperiment(ex.Experiment):
+    """Everything that defines chapter 7's runs; saved beside the results."""
+
+    tasks: tuple[str, ...] = TASKS
+    methods: tuple[str, ...] = METHODS
+    vocab_size: int = 16
+    window: int = 3                  # LocalMax: the last `window` tokens
+    d_model: int = 32
+    n_heads: int = 4                 # ALiBi's slopes 1/4, 1/16, 1/64, 1/256
+    n_layers: int = 2
+    causal: bool = True              # decoder-only, as in the NoPE study
+    train_length: int = 16           # L: streaming tasks train at length L, copy on every length 3..L
+    max_len: int = 64                # rows of the learned table (rows >= L never get a gradient)
+    learned_init_std: float = 0.02
+    shaw_max_distance: int = 8       # Shaw's clip k, inside L so that the clipped vectors are trained
+    t5_buckets: int = 8              # T5's buckets and max_distance, scaled to L (published: 32 and 128 at
+    t5_max_distance: int = 16        # training lengths of 512) so that every bucket is trained
+    steps: int = 400
+    batch_size: int = 32
+    lr: float = 1e-2                 # chosen by lr_search (results/ch07_lr_search.json)
+    eval_length: int = 64            # 4 L
+    n_eval: int = 256               # test sequences per curve (copy: per length, see copy_eval_sequences)
+    copy_eval_sequences: int = 64   # copy is measured one length at a time: 64 strings of each length
+    eval_seed: int = 12345           # disjoint from the training seeds 0, 1, 2, ...
+    scales: tuple[int, ...] = (2, 4)         # context extension: s = L' / L
+    extensions: tuple[str, ...] = EXTENSIONS
+    finetune_steps: int = 20         # at length s L, 5% of `steps`
+    seeds: tuple[int, ...] = (0,)
+
+    full_seeds = 5
+    processes = 2
+
+    def __post_init__(self):
+        for task in self.tasks:
+            if task not in TASKS:
+                raise ValueError(f"unknown task {task!r}; choose from {TASKS}")
+        for method in self.methods:
+            if method not in METHODS:
+                raise ValueError(f"unknown position method {method!r}; choose from {METHODS}")
+        if self.eval_length < max(self.scales, default=1) * self.train_length:
+            raise ValueError("eval_length must cover the longest extended length, max(scales) * train_length")
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(f"{task}/{method}" for task in self.tasks for method in self.methods)
+
+    # ---- tasks and training
+
+    def make_task(self, task: str):
+        return {"local": lambda: LocalMax(self.vocab_size, self.window), "first": lambda: FirstToken(self.vocab_size),
+                "copy": lambda: Copy(self.vocab_size)}[task]()
+
+    def task(self):
+        """The first task (the runner's default hook); the kinds name their own."""
+        return self.make_task(self.tasks[0])
+
+    def train_lengths(self, task: str, length: int | None = None) -> tuple[int, ...]:
+        """Streaming tasks train at one length (every shorter one is a prefix); copy at every length 3..L."""
+        length = length or self.train_length
+        return (length,) if self.make_task(task).streaming else tuple(range(3, length + 1))
+
+    def train_config(self, seed: int, task: str | None = None) -> TrainConfig:
+        return TrainConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
+                           train_lengths=self.train_lengths(task or self.tasks[0]), seed=seed, fused=True)
+
+    def position_options(self, method: str) -> dict:
+        return {"shaw": {"max_distance": self.shaw_max_distance},
+                "t5": {"num_buckets": self.t5_buckets, "max_distance": self.t5_max_distance},
+                "learned": {"init_std": self.learned_init_std}}.get(method, {})
+
+    def build(self, kind: str, seed: int) -> TinyTransformer:
+        """The model of one kind, through the one interface ``TinyTransformer(position=method)``. For one seed
+        every method starts from the same non-positional weights: the model draws its method's own
+        parameters (a learned table, Shaw's vectors, T5's biases) after all the others."""
+        _, method = split_kind(kind)
+        torch.manual_seed(seed)
+        return TinyTransformer(self.vocab_size, self.d_model, self.n_heads, self.n_layers, position=method,
+                               max_len=self.max_len, causal=self.causal,
+                               position_options=self.position_options(method))
+
+    def fit(self, kind: str, model, seed: int) -> list[float]:
+        task = split_kind(kind)[0]
+        return train(model, self.make_task(task), self.train_config(seed, task))
+
+    # ---- measuring
+
+    def curve(self, model, task: str, length: int) -> np.ndarray:
+        """Accuracy against position 0 .. length - 1 (NaN where nothing is scored).
+
+        Streaming tasks: accuracy at position t of one long test batch. Copy: entry l - 1 is the accuracy
+        on copies in sequences of length l (odd l from 3 on; a sequence's last position is l - 1).
+        """
+        data = self.make_task(task)
+        if data.streaming:
+            return accuracy_by_position(model, data, length, self.n_eval, self.eval_seed)
+        out = np.full(length, np.nan)
+        for total in range(3, length + 1, 2):
+            out[total - 1] = evaluate(model, data, total, self.copy_eval_sequences, self.eval_seed)
+        return out
+
+    def score(self, kind: str, model) -> float:
+        """Accuracy inside the training length: positions < L (copy: lengths <= L)."""
+        curve = self.curve(model, split_kind(kind)[0], self.train_length)
+        return float(np.nanmean(curve))
+
+    def measure_run(self, kind: str, model, seed: int) -> dict[str, np.ndarray]:
+        task, method = split_kind(kind)
+        out = {"plain": self.curve(model, task, self.eval_length)}
+        if method == "rope":
+            out.update(self.extend(model, task, seed))
+        return out
+
+    def extend(self, model, task: str, seed: int) -> dict[str, np.ndarray]:
+        """Zero-shot and fine-tuned context extension of a rotary model trained at L (curves up to s L)."""
+        out = {}
+        for scale in self.scales:
+            length = scale * self.train_length
+            for method in self.extensions:
+                out[extension_key(method, scale)] = self.curve(
+                    extended_copy(model, method, scale, self.train_length), task, length)
+            for method in ("none", *self.extensions):
+                tuned = self.finetuned(model, task, method, scale, seed)
+                out[extension_key(method, scale, finetuned=True)] = self.curve(tuned, task, length)
+        return out
+
+    def finetuned(self, model, task: str, method: str, scale: int, seed: int):
+        """A copy of ``model`` with an extension switched on, trained ``finetune_steps`` more at length s L."""
+        tuned = copy.deepcopy(model) if method == "none" else extended_copy(model, method, scale, self.train_length)
+        config = TrainConfig(steps=self.finetune_steps, batch_size=self.batch_size, lr=self.lr,
+                             train_lengths=self.train_lengths(task, scale * self.train_length),
+                             seed=10_000 + 100 * scale + seed, fused=True)
+        train(tuned, self.make_task(task), config)
+        return tuned
+
+    # ---- summaries
+
+    def bins(self) -> dict[str, tuple[int, int]]:
+        """Ranges of positions [start, stop) the summaries average over (NaN entries are skipped)."""
+        L = self.train_length
+        return {"inside L": (0, L), "L..2L": (L, 2 * L), f"2L..{self.eval_length // L}L": (2 * L, self.eval_length)}
+
+    def report(self, runs) -> str:
+        return ex.markdown_table(summary_headers(self), summary_rows(runs, self)) + "\n\n" + \
+            ex.markdown_table(*extension_table(runs, self))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "BenchmarkExperiment":
+        return ex.from_dict(cls, data)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Summaries of runs (Run objects or records loaded from a file)
+
+
+def bin_table(runs, config: BenchmarkExperiment, variant: str = "plain") -> dict[str, dict[str, np.ndarray]]:
+    """kind -> bin name -> one mean accuracy per seed."""
+    return {kind: ex.bin_means(runs, kind, config, variant) for kind in config.kinds}
+
+
+def far_bin(config: BenchmarkExperiment) -> str:
+    return list(config.bins())[-1]
+
+
+def cell(values) -> str:
+    """'mean ± std' over seeds, or just the value when there is one seed (a spread of one is no spread)."""
+    values = np.asarray(values, dtype=np.float64)
+    return f"{values[0]:.2f}" if values.size == 1 and not np.isnan(values[0]) else ex.fmt(values)
+
+
+def summary_headers(config: BenchmarkExperiment) -> list[str]:
+    return ["task", "method"] + [f"positions {b}" for b in config.bins()]
+
+
+def summary_rows(runs, config: BenchmarkExperiment) -> list[list[str]]:
+    """One row per task and method: mean ± std over seeds of the accuracy in each bin of positions."""
+    table = bin_table(runs, config)
+    return [[TASK_LABELS[t], ex.LABELS[m]] + [cell(table[f"{t}/{m}"][b]) for b in config.bins()]
+            for t in config.tasks for m in config.methods]
+
+
+def ranks(runs, config: BenchmarkExperiment, bin_name: str | None = None,
+          tolerance: float = 0.01) -> dict[str, np.ndarray]:
+    """Per method, its rank (1 = best) among the methods on each (task, seed), by mean accuracy in one bin
+    (default: the furthest): 1 + the number of methods more than ``tolerance`` better. So methods within
+    ``tolerance`` of each other share the better rank (on a task that several methods solve, 0.999 and
+    1.000 are a tie, not a ranking). Shape (tasks * seeds,)."""
+    bin_name = bin_name or far_bin(config)
+    table = bin_table(runs, config)
+    seeds = sorted({r["seed"] for r in ex.records_of(runs)})
+    out = {m: [] for m in config.methods}
+    for task in config.tasks:
+        scores = np.array([table[f"{task}/{m}"][bin_name] for m in config.methods])   # (methods, seeds)
+        for column in range(len(seeds)):
+            values = scores[:, column]
+            for row, method in enumerate(config.methods):
+                out[method].append(1 + int(np.sum(values > values[row] + tolerance)))
+    return {m: np.array(v, dtype=np.float64) for m, v in out.items()}
+
+
+def mean_reciprocal_rank(runs, config: BenchmarkExperiment, bin_name: str | None = None,
+                         tolerance: float = 0.01) -> dict[str, float]:
+    """Kazemnejad et al.'s aggregate: the mean over tasks (and here seeds) of 1 / rank."""
+    return {m: float(np.mean(1.0 / r)) for m, r in ranks(runs, config, bin_name, tolerance).items()}
+
+
+def extension_curves(runs, config: BenchmarkExperiment, task: str, key: str) -> np.ndarray:
+    """(seeds, length) curves of one extension of the rotary runs of one task."""
+    return ex.position_curves(runs, f"{task}/rope", key)
+
+
+def extension_means(runs, config: BenchmarkExperiment, task: str, key: str, scale: int) -> np.ndarray:
+    """Per seed, the mean accuracy from L to s L (the new positions) of one extension curve; for plain RoPE
+    read zero-shot, the plain curve."""
+    L = config.train_length
+    curves = ex.position_curves(runs, f"{task}/rope", key)
+    part = curves[:, L:scale * L]
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(part, axis=1) if part.size else np.array([])
+
+
+def extension_table(runs, config: BenchmarkExperiment) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows: accuracy on the new positions L..sL of each rotary extension, zero-shot and
+    fine-tuned, per task (mean ± std over seeds)."""
+    headers = ["task", "extension", "fine-tuned"] + [f"positions L..{s}L (s = {s})" for s in config.scales]
+    rows = []
+    for task in config.tasks:
+        for finetuned in (False, True):
+            for method in ("none", *config.extensions):
+                cells = []
+                for scale in config.scales:
+                    key = "plain" if (method == "none" and not finetuned) else extension_key(method, scale, finetuned)
+                    cells.append(cell(extension_means(runs, config, task, key, scale)))
+                rows.append([TASK_LABELS[task], EXTENSION_LABELS[method],
+                             f"{config.finetune_steps} steps" if finetuned else "no"] + cells)
+    return headers, rows
+
+
+# ---------------------------------------------------------------------------------------------------
+# Looking inside: where the attention goes at each position
+
+
+@torch.no_grad()
+def attention_beyond(model, tokens: torch.Tensor, distance: int, layer: int = -1) -> np.ndarray:
+    """(heads, n): for each head and query position t, the attention weight on keys more than ``distance``
+    places back (j < t - distance), averaged over the batch. With ``distance = t`` for every t, the
+    weight on key 0 is ``attention_weights[..., t, 0]``: see ``attention_on_first``."""
+    weights = model.attention_weights(tokens, layer=layer)            # (batch, heads, n, n)
+    n = tokens.shape[1]
+    offsets = torch.arange(n)[:, None] - torch.arange(n)[None, :]     # t - j
+    return (weights * (offsets > distance)).sum(-1).mean(0).numpy()
+
+
+@torch.no_grad()
+def attention_on_first(model, tokens: torch.Tensor, layer: int = -1) -> np.ndarray:
+    """(heads, n): each head's attention weight from query position t on key 0, averaged over the batch."""
+    return model.attention_weights(tokens, layer=layer)[..., 0].mean(0).numpy()
+
+
+# ---------------------------------------------------------------------------------------------------
+# The learning-rate search
+
+
+def lr_search(config: BenchmarkExperiment | None = None, rates=LR_GRID, seed: int = 0, processes: int = 2,
+              progress=None) -> dict:
+    """Train every kind once (one seed) at each learning rate; score each by its accuracy inside the
+    training length only; return the table and the rate with the best mean over all kinds.
+
+    Context extension is left out (it does not depend on the choice and costs time).
+    """
+    config = replace(config or BenchmarkExperiment(), seeds=(seed,), scales=(), extensions=())
+    table = {}
+    for rate in rates:
+        runs = ex.sweep(replace(config, lr=rate), keep_models=False, processes=processes, progress=progress)
+        table[rate] = {r.kind: r.accuracy for r in runs}
+    means = {rate: float(np.mean(list(scores.values()))) for rate, scores in table.items()}
+    return {"rates": list(rates), "seed": seed, "accuracy_inside_L": {str(k): v for k, v in table.items()},
+            "mean": {str(k): v for k, v in means.items()}, "best": max(means, key=means.get)}
+
+
+def save_lr_search(path, result: dict, seconds: float, config: BenchmarkExperiment) -> dict:
+    data = {"experiment": "ch07 learning-rate search (inside-L accuracy, one seed)",
+            "command": f"python -m posenc.lib.benchmark lr-search --out {path}",
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "config": asdict(replace(config, seeds=(result["seed"],))),
+            "versions": {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__},
+            "timing": {"seconds": round(seconds, 1)}, **result}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Chapter 7's learning-rate search (the sweep itself runs with "
+                                                 "python -m posenc.lib.experiments ch07).")
+    parser.add_argument("command", choices=["lr-search"])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--processes", type=int, default=2)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    config = BenchmarkExperiment()
+    result = lr_search(config, processes=args.processes, progress=lambda line: print(line, flush=True))
+    save_lr_search(args.out, result, time.perf_counter() - start, config)
+    print(f"mean accuracy inside L per rate: {result['mean']}; best {result['best']}; wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""Grader tests of exercise set ch07: each realistic wrong answer scores zero and is named, on 30 seeds
+(the three-way basics, full marks and zero, are in test_checks_all)."""
+
+import pytest
+
+from posenc.exercises import load_set
+from posenc.exercises.framework import FAILED, PASSED
+
+from tests.conftest import with_submission
+
+SET_ID = "ch07"
+EXERCISES = load_set(SET_ID)
+SEEDS = range(30)
+
+PI = "import numpy as np\ndef interpolated_positions(positions, train_length, target_length):\n    return {}\n"
+NTK = "def ntk_base(base, scale, d):\n    return {}\n"
+YARN = """
+import numpy as np
+def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
+    omega = base ** (-2 * np.arange(d // 2) / d)
+    turns = {turns}
+    gamma = np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)
+    new_omega = {mix}
+    return new_omega, {logit}
+"""
+YARN_PARTS = {"turns": "train_length * omega / (2 * np.pi)", "mix": "(1 - gamma) * omega / scale + gamma * omega",
+         "logit": "float((0.1 * np.log(scale) + 1) ** 2)"}
+
+
+def yarn(**change):
+    return YARN.format(**{**YARN_PARTS, **change})
+
+
+ANGLES = """
+import numpy as np
+def extended_angles(positions, d, scale, method, base=10000.0):
+    positions = np.asarray(positions, dtype=np.float64)
+    if method == "pi":
+        positions = {pi}
+    if method == "ntk":
+        base = {ntk}
+    return np.outer(positions, base ** (-2 * np.arange(d // 2) / d))
+"""
+
+WRONG = {
+    "q1": {
+        "inverted": (PI.format("np.asarray(positions) * target_length / train_length"), "upside down"),
+        "floored": (PI.format("np.floor(np.asarray(positions) * train_length / target_length)"), "rounded down"),
+        "integer division": (PI.format("np.asarray(positions) * train_length // target_length"), "rounded down"),
+        "rounded": (PI.format("np.round(np.asarray(positions) * train_length / target_length)"), "rounded"),
+        "only past L": (PI.format("np.where(np.asarray(positions) < train_length, positions, "
+                                  "np.asarray(positions) * train_length / target_length).astype(float)"),
+                        "only the positions from L on"),
+        "normalised": (PI.format("np.asarray(positions) / target_length"), "normalised"),
+        "integers": (PI.format("(np.asarray(positions) * train_length / target_length).astype(int)"), "rounded down"),
+        "a list": (PI.format("[p * train_length / target_length for p in positions]"), "not a numpy array"),
+    },
+    "q2": {
+        "times s": (NTK.format("base * scale"), "multiplied by s"),
+        "exponent upside down": (NTK.format("base * scale ** ((d - 2) / d)"), "upside down"),
+        "divided": (NTK.format("base / scale ** (d / (d - 2))"), "divided"),
+        "power of the base": (NTK.format("base ** (scale ** (d / (d - 2)))"), "raised to a power"),
+        "d/2 exponent": (NTK.format("base * scale ** (d / 2)"), "expected"),
+    },
+    "q3": {
+        "ramp reversed": (yarn(mix="gamma * omega / scale + (1 - gamma) * omega"), "wrong way round"),
+        "wavelength over L": (yarn(turns="2 * np.pi / (omega * train_length)"), "lambda_i / L"),
+        "no 2 pi": (yarn(turns="train_length * omega"), "2 pi"),
+        "times s": (yarn(mix="(1 - gamma) * omega * scale + gamma * omega"), "omega_i * s"),
+        "not squared": (yarn(logit="float(0.1 * np.log(scale) + 1)"), "square"),
+        "log10": (yarn(logit="float((0.1 * np.log10(scale) + 1) ** 2)"), "natural logarithm"),
+        "inverted temperature": (yarn(logit="float(1 / (0.1 * np.log(scale) + 1) ** 2)"), "divided"),
+        "only frequencies": ("""
+import numpy as np
+def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
+    return base ** (-2 * np.arange(d // 2) / d)
+""", "return a pair"),
+        "ramp on the pair index": (yarn(turns="np.arange(d // 2) * 1.0"), "wrong at index"),
+    },
+    "q4": {
+        "everything": ("curve_statements = 'abcde'", "(b) not supported"),
+        "forgot c": ("curve_statements = 'a'", "(c) supported"),
+        "believes d": ("curve_statements = 'acd'", "(d) not supported"),
+        "ranks methods": ("curve_statements = 'ace'", "(e) not supported"),
+        "unknown letter": ("curve_statements = 'af'", "no option f"),
+        "not a string": ("curve_statements = 3", "string of letters"),
+        "empty": ("curve_statements = ''", "(a) supported"),
+    },
+    "q5": {
+        "learned": ("bet_local_sum = 'a'", "never received a gradient"),
+        "sinusoidal": ("bet_local_sum = 'b'", "never seen in training"),
+        "rotary": ("bet_local_sum = 'd'", "2L and then fell"),
+        "nope": ("bet_local_sum = 'e'", "causal mask"),
+        "two at once": ("bet_local_sum = 'cd'", "exactly one"),
+    },
+    "q6": {
+        "untouched": (ANGLES.format(pi="positions / scale", ntk="base * scale ** ((d - 2) / d)"), "still there"),
+        "fixed the wrong branch": (ANGLES.format(pi="positions * scale", ntk="base * scale ** ((d - 2) / d)"),
+                                   "not fixed yet"),
+        "ntk as pi": (ANGLES.format(pi="positions / scale", ntk="base * scale"), "not fixed yet for method='ntk'"),
+    },
+}
+
+CASES = [(qid, name) for qid, table in WRONG.items() for name in table]
+
+
+@pytest.mark.parametrize("qid, name", CASES, ids=[f"{q}-{n}" for q, n in CASES])
+def test_realistic_wrong_answers_fail_with_their_message_on_every_seed(solution, qid, name):
+    code, fragment = WRONG[qid][name]
+    namespace = with_submission(solution, code)
+    question = EXERCISES.question(qid)
+    for seed in SEEDS:
+        result = question.grade(namespace, seed)
+        assert result.status == FAILED and result.points == 0, (seed, result.line())
+        assert fragment in result.message, (seed, result.line())
+
+
+@pytest.mark.parametrize("qid", list(WRONG))
+def test_the_solution_passes_on_every_seed(solution, qid):
+    question = EXERCISES.question(qid)
+    assert all(question.grade(solution, seed).status == PASSED for seed in SEEDS)
+
+
+def test_the_probes_differ_between_seeds():
+    """Answers memorised for the inline check's inputs fail under the batch grader's seed."""
+    for qid in ("q1", "q2", "q3", "q6"):
+        question = EXERCISES.question(qid)
+        assert repr(question.probes(0)) != repr(question.probes(1)), qid
+
+
+def test_answers_hard_coded_for_the_inline_inputs_fail_under_another_seed(solution):
+    question = EXERCISES.question("q2")
+    table = {args: question.reference(*args) for args in question.probes(0)}
+    code = f"TABLE = {table!r}\ndef ntk_base(base, scale, d):\n    return TABLE[(base, scale, d)]\n"
+    namespace = with_submission(solution, code)
+    assert question.grade(namespace, 0).passed
+    assert not question.grade(namespace, 5).passed
+
+
+def test_every_option_of_the_understanding_questions_has_feedback():
+    for qid in ("q4", "q5"):
+        question = EXERCISES.question(qid)
+        assert question.answer and all(len(reason) > 40 for reason in question.options.values())
