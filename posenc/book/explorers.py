@@ -5,7 +5,7 @@ functions here return an ``IPython.display.HTML`` object whose JavaScript comput
 from the formula (the same one as :func:`posenc.sinusoidal_encoding`) and redraws on every slider
 move. They work the same on the built site, in Jupyter and in Colab, and load no external scripts.
 
-    from posenc.book.explorers import heatmap_explorer, unit_circle_explorer
+    from posenc.book.explorers import heatmap_explorer, script, unit_circle_explorer
     heatmap_explorer()                 # chapter 1: PE over d_model, base and the number of positions
     unit_circle_explorer(shift=4)      # chapter 2: one pair as a point turning on the unit circle
 
@@ -39,7 +39,7 @@ __all__ = ["heatmap_explorer", "unit_circle_explorer", "standalone_page"]
 _counters: dict[str, itertools.count] = {}
 
 
-def _element_id(prefix: str, element_id: str | None) -> str:
+def explorer_id(prefix: str, element_id: str | None) -> str:
     """``element_id`` if given, else ``prefix``, ``prefix-2``, ``prefix-3``... in call order."""
     if element_id is not None:
         if not element_id or not all(c.isalnum() or c in "-_" for c in element_id):
@@ -49,7 +49,7 @@ def _element_id(prefix: str, element_id: str | None) -> str:
     return prefix if number == 1 else f"{prefix}-{number}"
 
 
-def _colour_table(cmap_name: str, n: int = 256) -> str:
+def colour_table(cmap_name: str, n: int = 256) -> str:
     """The colour map as one hex string of ``n`` RGB triples (for the JavaScript colour lookup)."""
     import matplotlib
 
@@ -58,29 +58,46 @@ def _colour_table(cmap_name: str, n: int = 256) -> str:
     return "".join(f"{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}" for r, g, b, _ in rgba)
 
 
-def _html(markup: str):
+def as_html(markup: str):
     from IPython.display import HTML
 
     return HTML(markup)
 
 
-def _check_positive_int(name: str, value, smallest: int = 1) -> int:
+def check_positive_int(name: str, value, smallest: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < smallest:
         raise ValueError(f"{name} must be an integer >= {smallest}, got {value!r}")
     return value
 
 
-def _pick(name: str, choices: Sequence, value):
+def pick(name: str, choices: Sequence, value):
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not one of the choices {list(choices)}")
     return list(choices).index(value)
+
+
+# What every explorer's script starts with: find the explorer's element once (a page may hold the same
+# output twice), and read its JSON configuration; the explorer's own code follows, with `root` and `cfg`.
+PRELUDE = r"""
+(function () {
+  "use strict";
+  var root = document.getElementById(__UID__);
+  if (!root || root.dataset.ready) { return; }
+  root.dataset.ready = "1";
+  var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
+"""
+
+
+def script(uid: str, body: str) -> str:
+    """The ``<script>`` of the explorer whose element has id ``uid``: ``PRELUDE``, then ``body``."""
+    return f"<script>{PRELUDE.replace('__UID__', json.dumps(uid))}{body}}})();</script>"
 
 
 # ---------------------------------------------------------------------------------------------------
 # The heatmap explorer
 
 
-_HEATMAP_CSS = """
+EXPLORER_CSS = """
 .posenc-explorer { max-width: 640px; margin: 1em 0; font-size: 0.9rem; color: inherit; }
 .posenc-explorer .posenc-controls { display: grid; grid-template-columns: max-content 1fr 6.5em;
   gap: 0.25em 0.75em; align-items: center; margin-bottom: 0.5em; }
@@ -91,12 +108,6 @@ _HEATMAP_CSS = """
 """
 
 _HEATMAP_JS = r"""
-(function () {
-  "use strict";
-  var root = document.getElementById(__UID__);
-  if (!root || root.dataset.ready) { return; }
-  root.dataset.ready = "1";
-  var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
   var lut = [];
   for (var c = 0; c < cfg.lut.length; c += 6) {
     lut.push([parseInt(cfg.lut.substr(c, 2), 16), parseInt(cfg.lut.substr(c + 2, 2), 16),
@@ -222,7 +233,7 @@ _HEATMAP_JS = r"""
                                        { attributes: true, attributeFilter: ["data-theme", "class"] });
   }
   draw();
-})();
+
 """
 
 
@@ -237,19 +248,19 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
     (``posenc.book.style.DIVERGING_CMAP``) from -1 to +1. Returns an ``IPython.display.HTML`` object;
     make it the last expression of a cell to show it.
     """
-    d_models = [_check_positive_int("d_models entry", d) for d in d_models]
+    d_models = [check_positive_int("d_models entry", d) for d in d_models]
     bases = [float(b) for b in bases]
     if any(not math.isfinite(b) or b <= 0 for b in bases):
         raise ValueError(f"every base must be a finite number > 0, got {bases}")
-    d_index = _pick("d_model", d_models, d_model)
-    base_index = _pick("base", bases, float(base))
-    max_positions = _check_positive_int("max_positions", max_positions, 2)
-    positions = _check_positive_int("positions", positions, 2)
+    d_index = pick("d_model", d_models, d_model)
+    base_index = pick("base", bases, float(base))
+    max_positions = check_positive_int("max_positions", max_positions, 2)
+    positions = check_positive_int("positions", positions, 2)
     if positions > max_positions:
         raise ValueError(f"positions={positions} is more than max_positions={max_positions}")
-    uid = _element_id("posenc-heatmap", element_id)
+    uid = explorer_id("posenc-heatmap", element_id)
     config = {"d_models": d_models, "bases": [int(b) if b.is_integer() else b for b in bases],
-              "lut": _colour_table(DIVERGING_CMAP), "width": width, "height": height}
+              "lut": colour_table(DIVERGING_CMAP), "width": width, "height": height}
     step = 1 if max_positions <= 100 else 10 if max_positions <= 2000 else 100
     lowest = min(step, positions)
     rows = "".join(
@@ -264,17 +275,17 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
         ))
     markup = (
         f'<div id="{uid}" class="posenc-explorer posenc-heatmap">'
-        f"<style>{_HEATMAP_CSS}</style>"
+        f"<style>{EXPLORER_CSS}</style>"
         f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
         f'<div class="posenc-controls">{rows}</div>'
         f'<canvas class="posenc-heatmap-canvas" role="img" width="{width}" height="{height}" '
         f'style="width:{width}px" aria-label="Heatmap of the sinusoidal positional encoding"></canvas>'
         f'<p class="posenc-readout" aria-live="polite"></p>'
         "<noscript>This explorer needs JavaScript; the static figure beside it shows one setting.</noscript>"
-        f"<script>{_HEATMAP_JS.replace('__UID__', json.dumps(uid))}</script>"
+        f"{script(uid, _HEATMAP_JS)}"
         "</div>"
     )
-    return _html(markup)
+    return as_html(markup)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -282,12 +293,6 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
 
 
 _CIRCLE_JS = r"""
-(function () {
-  "use strict";
-  var root = document.getElementById(__UID__);
-  if (!root || root.dataset.ready) { return; }
-  root.dataset.ready = "1";
-  var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
   var NS = "http://www.w3.org/2000/svg";
   var q = function (selector) { return root.querySelector(selector); };
   var inputs = { position: q("input.posenc-circle-position"), pair: q("input.posenc-circle-pair"),
@@ -340,7 +345,7 @@ _CIRCLE_JS = r"""
     if (inputs[key]) { inputs[key].addEventListener("input", draw); }
   });
   draw();
-})();
+
 """
 
 
@@ -354,11 +359,11 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
     PE(pos + k) and an arc marks the angle omega_i k between them: it stays the same as pos moves,
     which is the relative-shift property of chapter 2. Returns an ``IPython.display.HTML`` object.
     """
-    d_model = _check_positive_int("d_model", d_model, 2)
+    d_model = check_positive_int("d_model", d_model, 2)
     n_pairs = d_model // 2
     if isinstance(pair, bool) or not isinstance(pair, int) or not 0 <= pair < n_pairs:
         raise ValueError(f"pair must be an integer in 0..{n_pairs - 1} for d_model={d_model}, got {pair!r}")
-    max_position = _check_positive_int("max_position", max_position)
+    max_position = check_positive_int("max_position", max_position)
     if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= max_position:
         raise ValueError(f"position must be an integer in 0..{max_position}, got {position!r}")
     if shift is not None and (isinstance(shift, bool) or not isinstance(shift, int)
@@ -367,7 +372,7 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
     base = float(base)
     if not math.isfinite(base) or base <= 0:
         raise ValueError(f"base must be a finite number > 0, got {base!r}")
-    uid = _element_id("posenc-circle", element_id)
+    uid = explorer_id("posenc-circle", element_id)
     config = {"d_model": d_model, "base": base, "trail": int(trail)}
     blue, orange, green, vermillion, _, sky = OKABE_ITO[:6]
     sliders = [("position", "position", 0, max_position, position),
@@ -405,15 +410,15 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
     )
     markup = (
         f'<div id="{uid}" class="posenc-explorer posenc-circle">'
-        f"<style>{_HEATMAP_CSS}</style>"
+        f"<style>{EXPLORER_CSS}</style>"
         f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
         f'<div class="posenc-controls">{rows}</div>{svg}'
         f'<p class="posenc-readout" aria-live="polite"></p>'
         "<noscript>This explorer needs JavaScript.</noscript>"
-        f"<script>{_CIRCLE_JS.replace('__UID__', json.dumps(uid))}</script>"
+        f"{script(uid, _CIRCLE_JS)}"
         "</div>"
     )
-    return _html(markup)
+    return as_html(markup)
 
 
 def standalone_page(*fragments, title: str = "posenc explorers") -> str:

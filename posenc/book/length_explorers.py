@@ -26,7 +26,7 @@ import json
 import math
 from typing import Sequence
 
-from posenc.book.explorers import _HEATMAP_CSS, _check_positive_int, _element_id, _html, _pick
+from posenc.book.explorers import EXPLORER_CSS, as_html, check_positive_int, explorer_id, pick, script
 from posenc.book.style import OKABE_ITO
 from posenc.lib.encoding import DEFAULT_BASE
 
@@ -39,12 +39,6 @@ SPECTRUM_STYLES = {"none": (OKABE_ITO[7], ""), "pi": (OKABE_ITO[0], "6 3"), "ntk
 _LABELS = {"none": "plain RoPE", "pi": "interpolation", "ntk": "NTK-aware", "yarn": "YaRN"}
 
 _SPECTRUM_JS = r"""
-(function () {
-  "use strict";
-  var root = document.getElementById(__UID__);
-  if (!root || root.dataset.ready) { return; }
-  root.dataset.ready = "1";
-  var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
   var q = function (s) { return root.querySelector(s); };
   var inputs = { scale: q("input.posenc-spectrum-scale"), d: q("input.posenc-spectrum-d"),
                  length: q("input.posenc-spectrum-length") };
@@ -121,7 +115,7 @@ _SPECTRUM_JS = r"""
   }
   Object.keys(inputs).forEach(function (k) { inputs[k].addEventListener("input", draw); });
   draw();
-})();
+
 """
 
 
@@ -145,19 +139,19 @@ def rope_spectrum_explorer(scales: Sequence[float] = (1, 1.5, 2, 3, 4, 8, 16, 32
     Returns an ``IPython.display.HTML`` object; make it the last expression of a cell to show it.
     """
     scales = _check_choices("scales", scales, 1)
-    head_widths = [_check_positive_int("head_widths entry", d, 4) for d in head_widths]
+    head_widths = [check_positive_int("head_widths entry", d, 4) for d in head_widths]
     if any(d % 2 for d in head_widths):
         raise ValueError(f"every head width must be even (whole pairs), got {head_widths}")
-    train_lengths = [_check_positive_int("train_lengths entry", n) for n in train_lengths]
-    scale_index = _pick("scale", scales, scale)
-    d_index = _pick("d_head", head_widths, d_head)
-    length_index = _pick("train_length", train_lengths, train_length)
+    train_lengths = [check_positive_int("train_lengths entry", n) for n in train_lengths]
+    scale_index = pick("scale", scales, scale)
+    d_index = pick("d_head", head_widths, d_head)
+    length_index = pick("train_length", train_lengths, train_length)
     base = float(base)
     if not math.isfinite(base) or base <= 1:
         raise ValueError(f"base must be a finite number > 1, got {base!r}")
     if not 0 <= alpha < beta:
         raise ValueError(f"YaRN's ramp needs 0 <= alpha < beta, got alpha={alpha}, beta={beta}")
-    uid = _element_id("posenc-spectrum", element_id)
+    uid = explorer_id("posenc-spectrum", element_id)
     box = {"left": 64, "top": 16, "width": width - 64 - 130, "height": height - 16 - 48}
     config = {"scales": scales, "ds": head_widths, "lengths": train_lengths, "base": base, "alpha": alpha,
               "beta": beta, "methods": list(SPECTRUM_METHODS), "box": box}
@@ -195,12 +189,12 @@ def rope_spectrum_explorer(scales: Sequence[float] = (1, 1.5, 2, 3, 4, 8, 16, 32
     )
     markup = (
         f'<div id="{uid}" class="posenc-explorer posenc-spectrum">'
-        f"<style>{_HEATMAP_CSS}</style>"
+        f"<style>{EXPLORER_CSS}</style>"
         f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
         f'<div class="posenc-controls">{rows}</div>{svg}'
         f'<p class="posenc-readout" aria-live="polite"></p>'
         "<noscript>This explorer needs JavaScript; the static figure beside it shows two settings.</noscript>"
-        f"<script>{_SPECTRUM_JS.replace('__UID__', json.dumps(uid))}</script>"
+        f"{script(uid, _SPECTRUM_JS)}"
         "</div>"
     )
-    return _html(markup)
+    return as_html(markup)

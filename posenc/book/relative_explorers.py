@@ -28,7 +28,9 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from posenc.book.explorers import _HEATMAP_CSS, _check_positive_int, _colour_table, _element_id, _html, _pick
+from posenc.book.explorers import (
+    EXPLORER_CSS, as_html, check_positive_int, colour_table, explorer_id, pick, script,
+)
 from posenc.book.style import LINE_COLOURS, OKABE_ITO, SEQUENTIAL_CMAP
 
 __all__ = ["t5_bucket_explorer", "alibi_explorer"]
@@ -48,14 +50,8 @@ def _slider_rows(uid: str, prefix: str, sliders) -> str:
         for key, label, lo, hi, value in sliders)
 
 
-# What both explorers' scripts start with: find the explorer (once), read its configuration, and draw SVG.
+# What both explorers' scripts share after the course's PRELUDE: helpers to draw SVG.
 _PRELUDE = r"""
-(function () {
-  "use strict";
-  var root = document.getElementById(__UID__);
-  if (!root || root.dataset.ready) { return; }
-  root.dataset.ready = "1";
-  var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
   var q = function (selector) { return root.querySelector(selector); };
   var NS = "http://www.w3.org/2000/svg";
   function set(el, attrs) { for (var k in attrs) { el.setAttribute(k, attrs[k]); } }
@@ -67,14 +63,14 @@ _PRELUDE = r"""
 """
 
 
-def _container(uid: str, kind: str, config: dict, body: str, script: str) -> str:
+def _container(uid: str, kind: str, config: dict, body: str, code: str) -> str:
     return (f'<div id="{uid}" class="posenc-explorer {kind}">'
-            f"<style>{_HEATMAP_CSS}{_EXTRA_CSS}</style>"
+            f"<style>{EXPLORER_CSS}{_EXTRA_CSS}</style>"
             f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
             f"{body}"
             '<p class="posenc-readout" aria-live="polite"></p>'
             "<noscript>This explorer needs JavaScript; the static figure beside it shows one setting.</noscript>"
-            f"<script>{_PRELUDE.replace('__UID__', json.dumps(uid))}{script}}})();</script>"
+            f"{script(uid, _PRELUDE + code)}"
             "</div>")
 
 
@@ -188,17 +184,17 @@ def t5_bucket_explorer(num_buckets: int = 32, max_distance: int = 128, bidirecti
     The browser computes each bucket with the rule of ``posenc.lib.relative.t5_bucket``; dashed lines mark
     where the exact buckets end and where max_distance lies. Returns an ``IPython.display.HTML`` object.
     """
-    bucket_choices = [_check_positive_int("bucket_choices entry", b, 4) for b in bucket_choices]
-    distance_choices = [_check_positive_int("distance_choices entry", m, 2) for m in distance_choices]
-    span_choices = [_check_positive_int("span_choices entry", s, 2) for s in span_choices]
+    bucket_choices = [check_positive_int("bucket_choices entry", b, 4) for b in bucket_choices]
+    distance_choices = [check_positive_int("distance_choices entry", m, 2) for m in distance_choices]
+    span_choices = [check_positive_int("span_choices entry", s, 2) for s in span_choices]
     if any(b % 4 for b in bucket_choices):
         raise ValueError(f"every number of buckets must be a multiple of 4, got {bucket_choices}")
     if min(distance_choices) <= max(bucket_choices) // 2:
         raise ValueError("every max_distance must exceed the exact buckets of every choice of num_buckets "
                          f"(largest: {max(bucket_choices) // 2}), got {distance_choices}")
-    indices = (_pick("num_buckets", bucket_choices, num_buckets), _pick("max_distance", distance_choices, max_distance),
-               _pick("span", span_choices, span))
-    uid = _element_id("posenc-t5", element_id)
+    indices = (pick("num_buckets", bucket_choices, num_buckets), pick("max_distance", distance_choices, max_distance),
+               pick("span", span_choices, span))
+    uid = explorer_id("posenc-t5", element_id)
     blue, green, vermillion = OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3]
     config = {"buckets": bucket_choices, "distances": distance_choices, "spans": span_choices, "width": width,
               "height": height, "colours": {"exact": green, "distance": vermillion}}
@@ -214,7 +210,7 @@ def t5_bucket_explorer(num_buckets: int = 32, max_distance: int = 128, bidirecti
            f'fill="currentColor"><title>T5 buckets</title><g class="posenc-t5-axes"></g>'
            f'<g class="posenc-t5-marks"></g>'
            f'<path class="posenc-t5-steps" fill="none" stroke="{blue}" stroke-width="2"/></svg>')
-    return _html(_container(uid, "posenc-t5", config, f'<div class="posenc-controls">{rows}</div>{svg}', _T5_JS))
+    return as_html(_container(uid, "posenc-t5", config, f'<div class="posenc-controls">{rows}</div>{svg}', _T5_JS))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -336,16 +332,16 @@ def alibi_explorer(n_heads: int = 8, head: int = 1, max_heads: int = 32, length:
     The browser computes the slopes with the rule of ``posenc.lib.relative.alibi_slopes`` (including head
     counts that are not powers of two). Returns an ``IPython.display.HTML`` object.
     """
-    max_heads = _check_positive_int("max_heads", max_heads)
-    n_heads = _check_positive_int("n_heads", n_heads)
+    max_heads = check_positive_int("max_heads", max_heads)
+    n_heads = check_positive_int("n_heads", n_heads)
     if n_heads > max_heads:
         raise ValueError(f"n_heads={n_heads} is more than max_heads={max_heads}")
     if isinstance(head, bool) or not isinstance(head, int) or not 1 <= head <= n_heads:
         raise ValueError(f"head must be an integer in 1..{n_heads}, got {head!r}")
-    length = _check_positive_int("length", length, 2)
-    uid = _element_id("posenc-alibi", element_id)
+    length = check_positive_int("length", length, 2)
+    uid = explorer_id("posenc-alibi", element_id)
     config = {"length": length, "width": width, "height": height, "size": size,
-              "lut": _colour_table(SEQUENTIAL_CMAP), "palette": LINE_COLOURS[:6]}
+              "lut": colour_table(SEQUENTIAL_CMAP), "palette": LINE_COLOURS[:6]}
     rows = _slider_rows(uid, "posenc-alibi", [("heads", "heads", 1, max_heads, n_heads),
                                               ("head", "head shown", 1, n_heads, head)])
     svg = (f'<svg class="posenc-alibi-svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
@@ -357,4 +353,4 @@ def alibi_explorer(n_heads: int = 8, head: int = 1, max_heads: int = 32, length:
     matrix = (f'<div style="max-width:{size}px">{canvas}'
               '<p class="posenc-alibi-caption" style="margin:0.3em 0 0; font-size:0.85em"></p></div>')
     body = f'<div class="posenc-controls">{rows}</div><div class="posenc-row">{svg}{matrix}</div>'
-    return _html(_container(uid, "posenc-alibi", config, body, _ALIBI_JS))
+    return as_html(_container(uid, "posenc-alibi", config, body, _ALIBI_JS))

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from posenc.book.explorers import _HEATMAP_CSS, _check_positive_int, _element_id, _html
+from posenc.book.explorers import EXPLORER_CSS, as_html, check_positive_int, explorer_id, script
 from posenc.book.style import OKABE_ITO
 from posenc.lib.encoding import DEFAULT_BASE, frequencies
 
@@ -54,12 +54,6 @@ _ROTARY_CSS = """
 """
 
 _ROTARY_JS = r"""
-(function () {
-  "use strict";
-  var root = document.getElementById(__UID__);
-  if (!root || root.dataset.ready) { return; }
-  root.dataset.ready = "1";
-  var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
   var NS = "http://www.w3.org/2000/svg";
   var q = function (selector) { return root.querySelector(selector); };
   var inputs = { position: q("input.posenc-rotary-position"), offset: q("input.posenc-rotary-offset"),
@@ -131,7 +125,7 @@ _ROTARY_JS = r"""
   }
   Object.keys(inputs).forEach(function (key) { inputs[key].addEventListener("input", draw); });
   draw();
-})();
+
 """
 
 
@@ -144,19 +138,19 @@ def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position:
     Sliders: the query position 0..``max_position``, the offset -``max_offset``..``max_offset`` and the
     pair drawn. Returns an ``IPython.display.HTML`` object; make it the last expression of a cell.
     """
-    d_head = _check_positive_int("d_head", d_head, 2)
+    d_head = check_positive_int("d_head", d_head, 2)
     if d_head % 2:
         raise ValueError(f"d_head must be even (RoPE turns pairs), got {d_head}")
     base = float(base)
     if not math.isfinite(base) or base <= 0:
         raise ValueError(f"base must be a finite number > 0, got {base!r}")
-    max_position = _check_positive_int("max_position", max_position)
-    max_offset = _check_positive_int("max_offset", max_offset)
+    max_position = check_positive_int("max_position", max_position)
+    max_offset = check_positive_int("max_offset", max_offset)
     for name, value, low, high in (("position", position, 0, max_position), ("offset", offset, -max_offset, max_offset),
                                    ("pair", pair, 0, d_head // 2 - 1)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"{name} must be an integer in {low}..{high}, got {value!r}")
-    uid = _element_id("posenc-rotary", element_id)
+    uid = explorer_id("posenc-rotary", element_id)
     query, key = explorer_vectors(d_head, seed)
     radius = float(max(np.hypot(query[0::2], query[1::2]).max(), np.hypot(key[0::2], key[1::2]).max()))
     products = np.hypot(query[0::2], query[1::2]) * np.hypot(key[0::2], key[1::2])
@@ -204,13 +198,13 @@ def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position:
         '</g></svg>')
     markup = (
         f'<div id="{uid}" class="posenc-explorer posenc-rotary">'
-        f"<style>{_HEATMAP_CSS}{_ROTARY_CSS}</style>"
+        f"<style>{EXPLORER_CSS}{_ROTARY_CSS}</style>"
         f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
         f'<div class="posenc-controls">{rows}</div>'
         f'<div class="posenc-rotary-figures">{plane}{bar_svg}</div>'
         f'<p class="posenc-readout" aria-live="polite"></p>'
         "<noscript>This explorer needs JavaScript; the static figure beside it shows one setting.</noscript>"
-        f"<script>{_ROTARY_JS.replace('__UID__', json.dumps(uid))}</script>"
+        f"{script(uid, _ROTARY_JS)}"
         "</div>"
     )
-    return _html(markup)
+    return as_html(markup)

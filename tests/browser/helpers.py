@@ -313,3 +313,21 @@ def static_link_problems(site: Path) -> list[str]:
             elif parsed.fragment and target.suffix == ".html" and parsed.fragment not in ids(target):
                 problems.append(f"{where}: link {href!r} points to a missing anchor")
     return problems
+
+
+def open_standalone(scratch_url, new_page, name: str, *fragments):
+    """A new tab on a page of its own that holds the given explorers (``posenc.book.explorers.standalone_page``)."""
+    import posenc.book.explorers
+
+    folder, url = scratch_url
+    (folder / f"{name}.html").write_text(posenc.book.explorers.standalone_page(*fragments, title=name),
+                                         encoding="utf-8")
+    tab = new_page()
+    tab.goto(f"{url}{name}.html", wait_until="load")
+    return tab
+
+
+def screenshot(tab, root: str, name: str) -> None:
+    """A screenshot of the element ``root`` in ``SCREENSHOTS/<name>.png``."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    tab.locator(root).screenshot(path=str(SCREENSHOTS / f"{name}.png"))

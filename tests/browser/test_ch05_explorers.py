@@ -11,8 +11,7 @@ import torch
 
 from posenc.book.relative_explorers import alibi_explorer, t5_bucket_explorer
 from posenc.lib.relative import alibi_slopes, t5_bucket
-from tests.browser import drive
-from tests.browser.test_interactive import _open_standalone as _open, _screenshot
+from tests.browser import drive, helpers
 
 # All browser tests share one worker under `pytest -n 2 --dist loadgroup`, so each page loads once.
 pytestmark = pytest.mark.xdist_group("browser")
@@ -124,14 +123,14 @@ def check_alibi(tab, root: str) -> None:
 
 
 def test_t5_explorer_follows_its_controls(scratch_url, new_page):
-    tab = _open(scratch_url, new_page, "t5-buckets", t5_bucket_explorer(element_id="t5"))
-    _screenshot(tab, "#t5", "explorer-t5-buckets")
+    tab = helpers.open_standalone(scratch_url, new_page, "t5-buckets", t5_bucket_explorer(element_id="t5"))
+    helpers.screenshot(tab, "#t5", "explorer-t5-buckets")
     check_t5(tab, "#t5")
     assert not tab.errors, tab.errors
 
 
 def test_t5_explorer_starts_causal_when_asked(scratch_url, new_page):
-    tab = _open(scratch_url, new_page, "t5-causal",
+    tab = helpers.open_standalone(scratch_url, new_page, "t5-causal",
                 t5_bucket_explorer(num_buckets=16, max_distance=64, bidirectional=False, span=80, element_id="c"))
     state = t5_state(tab, "#c")
     assert (state["numBuckets"], state["maxDistance"], state["span"], state["bidirectional"]) == (16, 64, 80, False)
@@ -140,14 +139,14 @@ def test_t5_explorer_starts_causal_when_asked(scratch_url, new_page):
 
 
 def test_alibi_explorer_follows_its_controls(scratch_url, new_page):
-    tab = _open(scratch_url, new_page, "alibi", alibi_explorer(n_heads=6, element_id="al"))
-    _screenshot(tab, "#al", "explorer-alibi")
+    tab = helpers.open_standalone(scratch_url, new_page, "alibi", alibi_explorer(n_heads=6, element_id="al"))
+    helpers.screenshot(tab, "#al", "explorer-alibi")
     check_alibi(tab, "#al")
     assert not tab.errors, tab.errors
 
 
 def test_two_explorers_on_one_page_do_not_interfere(scratch_url, new_page):
-    tab = _open(scratch_url, new_page, "two-t5", t5_bucket_explorer(element_id="one"), t5_bucket_explorer(element_id="two"))
+    tab = helpers.open_standalone(scratch_url, new_page, "two-t5", t5_bucket_explorer(element_id="one"), t5_bucket_explorer(element_id="two"))
     untouched = t5_state(tab, "#two")
     drive.move(tab, "#one input.posenc-t5-buckets", "ArrowLeft")
     assert t5_state(tab, "#two") == untouched and t5_state(tab, "#one") != untouched
@@ -168,11 +167,11 @@ def test_the_chapter_page_shows_working_explorers(site, base_url, new_page):
     assert len(t5_ids) == 1 and len(alibi_ids) == 1, (t5_ids, alibi_ids)
     for element_id in t5_ids:
         tab.locator(f"#{element_id}").scroll_into_view_if_needed()
-        _screenshot(tab, f"#{element_id}", "chapter5-t5")
+        helpers.screenshot(tab, f"#{element_id}", "chapter5-t5")
         check_t5(tab, f"#{element_id}")
     for element_id in alibi_ids:
         tab.locator(f"#{element_id}").scroll_into_view_if_needed()
-        _screenshot(tab, f"#{element_id}", "chapter5-alibi")
+        helpers.screenshot(tab, f"#{element_id}", "chapter5-alibi")
         check_alibi(tab, f"#{element_id}")
     errors = [e for e in tab.errors if not re.search(r"net::ERR_BLOCKED_BY_CLIENT|Failed to load resource", e)]
     assert not errors, errors

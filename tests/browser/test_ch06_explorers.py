@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import torch
 
-import posenc.book.explorers
 from posenc.book import rotary_explorers as rx
 from posenc.lib.rotary import apply_rotary
 from tests.browser import drive, helpers
@@ -81,15 +80,10 @@ def check_rotary(tab, root: str) -> None:
 
 
 def test_rotary_explorer_keeps_the_logit_at_a_fixed_offset(scratch_url, new_page):
-    folder, url = scratch_url
-    page = posenc.book.explorers.standalone_page(rx.rotary_logit_explorer(element_id="rot", position=10, offset=4),
-                                                 title="rotary")
-    (folder / "rotary.html").write_text(page, encoding="utf-8")
-    tab = new_page()
-    tab.goto(f"{url}rotary.html", wait_until="load")
+    tab = helpers.open_standalone(scratch_url, new_page, "rotary",
+                                  rx.rotary_logit_explorer(element_id="rot", position=10, offset=4))
     check_rotary(tab, "#rot")
-    helpers.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    tab.locator("#rot").screenshot(path=str(helpers.SCREENSHOTS / "explorer-rotary.png"))
+    helpers.screenshot(tab, "#rot", "explorer-rotary")
     assert not tab.errors, tab.errors
 
 

@@ -12,7 +12,6 @@ import math
 import numpy as np
 import pytest
 
-import posenc.book.explorers
 from posenc.book import length_explorers as lx
 from posenc.lib import extension
 from tests.browser import drive, helpers
@@ -74,15 +73,10 @@ def check_spectrum(tab, root: str) -> None:
 
 
 def test_spectrum_explorer_matches_the_library(scratch_url, new_page):
-    folder, url = scratch_url
-    page = posenc.book.explorers.standalone_page(lx.rope_spectrum_explorer(element_id="sp"), title="spectrum")
-    (folder / "spectrum.html").write_text(page, encoding="utf-8")
-    tab = new_page()
-    tab.goto(f"{url}spectrum.html", wait_until="load")
+    tab = helpers.open_standalone(scratch_url, new_page, "spectrum", lx.rope_spectrum_explorer(element_id="sp"))
     check_spectrum(tab, "#sp")
     drive.move(tab, "#sp input.posenc-spectrum-scale", "End")
-    helpers.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    tab.locator("#sp").screenshot(path=str(helpers.SCREENSHOTS / "explorer-spectrum.png"))
+    helpers.screenshot(tab, "#sp", "explorer-spectrum")
     assert not tab.errors, tab.errors
 
 

@@ -17,30 +17,17 @@ from tests.browser.drive import check_circle, check_heatmap, check_quiz
 from tests.browser.test_pages import by_page
 
 
-def _open_standalone(scratch_url, new_page, name: str, *fragments):
-    folder, url = scratch_url
-    (folder / f"{name}.html").write_text(posenc.book.explorers.standalone_page(*fragments, title=name), encoding="utf-8")
-    tab = new_page()
-    tab.goto(f"{url}{name}.html", wait_until="load")
-    return tab
-
-
-def _screenshot(tab, root, name: str) -> None:
-    helpers.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    tab.locator(root).screenshot(path=str(helpers.SCREENSHOTS / f"{name}.png"))
-
-
 def test_heatmap_explorer_redraws_as_the_sliders_move(scratch_url, new_page):
-    tab = _open_standalone(scratch_url, new_page, "heatmap", posenc.book.explorers.heatmap_explorer(element_id="hm"))
+    tab = helpers.open_standalone(scratch_url, new_page, "heatmap", posenc.book.explorers.heatmap_explorer(element_id="hm"))
     check_heatmap(tab, "#hm")
-    _screenshot(tab, "#hm", "explorer-heatmap")
+    helpers.screenshot(tab, "#hm", "explorer-heatmap")
     assert tab.eval_on_selector("#hm output.posenc-heatmap-d-value", "o => o.value") != ""
     assert not tab.errors, tab.errors
 
 
 def test_two_explorers_on_one_page_do_not_interfere(scratch_url, new_page):
     first, second = posenc.book.explorers.heatmap_explorer(element_id="one"), posenc.book.explorers.heatmap_explorer(element_id="two")
-    tab = _open_standalone(scratch_url, new_page, "two-heatmaps", first, second)
+    tab = helpers.open_standalone(scratch_url, new_page, "two-heatmaps", first, second)
     untouched = drive.canvas_picture(tab, "#two")
     drive.move(tab, "#one input.posenc-heatmap-d", "ArrowLeft")
     assert drive.canvas_picture(tab, "#two") == untouched
@@ -49,7 +36,7 @@ def test_two_explorers_on_one_page_do_not_interfere(scratch_url, new_page):
 
 
 def test_unit_circle_point_turns_as_the_position_moves(scratch_url, new_page):
-    tab = _open_standalone(scratch_url, new_page, "circle",
+    tab = helpers.open_standalone(scratch_url, new_page, "circle",
                            posenc.book.explorers.unit_circle_explorer(d_model=16, pair=1, shift=4, element_id="uc"))
     check_circle(tab, "#uc")
     shift = tab.locator("#uc input.posenc-circle-shift")
@@ -57,16 +44,16 @@ def test_unit_circle_point_turns_as_the_position_moves(scratch_url, new_page):
     shift.press("ArrowRight")
     assert drive.circle_state(tab, "#uc")["shift"] == 5
     drive.assert_circle_matches_reference(drive.circle_state(tab, "#uc"))
-    _screenshot(tab, "#uc", "explorer-unit-circle")
+    helpers.screenshot(tab, "#uc", "explorer-unit-circle")
     assert not tab.errors, tab.errors
 
 
 @pytest.mark.parametrize("chapter", posenc.book.quiz.chapters())
 def test_quiz_answers_right_and_wrong_clicks(chapter, scratch_url, new_page):
-    tab = _open_standalone(scratch_url, new_page, f"quiz-{chapter}", posenc.book.quiz.html(chapter))
+    tab = helpers.open_standalone(scratch_url, new_page, f"quiz-{chapter}", posenc.book.quiz.html(chapter))
     check_quiz(tab, f"#posenc-quiz-{chapter}", posenc.book.quiz.load(chapter))
     if chapter == posenc.book.quiz.chapters()[0]:
-        _screenshot(tab, f"#posenc-quiz-{chapter}", "quiz")
+        helpers.screenshot(tab, f"#posenc-quiz-{chapter}", "quiz")
     assert not tab.errors, tab.errors
 
 
