@@ -98,6 +98,8 @@ grade: $(STAMP)
 
 experiments: $(STAMP)
 	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
+	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
+	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json
 	$(BIN)/python -m posenc.lib.experiments ch07 --out results/ch07.json
 
 clean:
