@@ -52,6 +52,7 @@ setup: $(STAMP)
 
 book: $(STAMP)
 	rm -rf _build/.jupyter_cache
+	$(BIN)/python -m posenc.book.execute --jobs $(JOBS)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	@echo "The site is in _build/html/index.html"
 
@@ -66,16 +67,16 @@ linkcheck: $(STAMP)
 browser-setup: $(STAMP)
 	PYTHON=$(BIN)/python tests/browser/setup.sh
 
-# 1. unit and grader tests, the book build (tests/test_book.py, which executes every notebook in .venv) and
-# the Colab simulation (tests/test_colab.py, which executes every notebook again, alone, in a Colab-like
-# environment with the package installed as its first cell does), in that order, so that each of those
-# two starts at once on a worker of its own (--no-loadscope-reorder keeps the order of the files given);
-# 2. the student edition, reusing the book's executions; 3. the built sites in headless Chromium, the pages
-# shared out between two workers (each with its own Chromium).
+# 1. unit and grader tests, the book build (tests/test_book.py: every chapter and solution executed once,
+# two at a time, alone in a Colab-like environment where the notebook's first cell installed the package
+# from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py);
+# test_book.py is given first so that it starts at once on a worker of its own (--no-loadscope-reorder
+# keeps the order of the files given); 2. the student edition, reusing the book's executions; 3. the built
+# sites in headless Chromium, the pages shared out between two workers (each with its own Chromium).
 
 test: $(STAMP) browser-setup
 	tests/grader/setup.sh
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests/test_colab.py tests --ignore=tests/browser
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser
 

@@ -59,3 +59,12 @@ def exercise(request) -> dict:
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def colab_env() -> Path:
+    """The Colab-like environment's interpreter, the course package installed by the first cell
+    (tests/colab_env.py; made once per run, whichever worker asks first)."""
+    from tests import colab_env as colab
+
+    return colab.prepare()

@@ -1,10 +1,16 @@
 """The site builds with zero warnings (-W -n), executing every notebook, and the pages hold what readers need.
 
-This is the slowest test (it executes every notebook once); under pytest-xdist it runs on one worker while
-the other worker takes the rest of the suite. The built site stays in _build/html for `make book` users and
-for the browser tests.
+The executions are those of `make book` (python -m posenc.book.execute, two notebooks at a time, each
+kernel in an empty folder), with one difference: the kernel is the Colab-like environment's
+(tests/colab_env.py), where the course package is a wheel installed by the notebooks' first cell. So this
+one execution of each chapter and solution is also its "opened alone from a launch button" test, and
+tests/test_colab.py runs only the notebooks the book leaves unexecuted. This is the slowest test; under
+pytest-xdist it runs on one worker while the other takes the rest of the suite. The built site stays in
+_build/html for `make book` users and for the browser tests.
 """
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,6 +19,8 @@ from pathlib import Path
 
 import yaml
 
+from posenc.book import execute
+from tests import colab_env as colab
 from tests.conftest import ROOT
 
 HTML = ROOT / "_build" / "html"
@@ -33,16 +41,39 @@ def toc_files() -> list[str]:
     return files
 
 
-def build_book() -> subprocess.CompletedProcess:
+def colab_kernel_environ() -> dict:
+    """A plain shell's variables with the Colab-like environment's kernel first on JUPYTER_PATH."""
+    env = colab.clean_environ()
+    env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(colab.kernel_path()), env.get("JUPYTER_PATH")]))
+    return env
+
+
+def build_book(env: dict) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """`make book`'s two steps: execute every notebook into an empty cache, then build from the cache."""
     shutil.rmtree(ROOT / "_build" / ".jupyter_cache", ignore_errors=True)    # execute everything afresh
+    executed = subprocess.run([sys.executable, "-m", "posenc.book.execute", "--jobs", "2"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=1800)
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    return subprocess.run([str(jupyter_book), "build", ".", "--all", "-W", "-n", "--keep-going"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    built = subprocess.run([str(jupyter_book), "build", ".", "--all", "-W", "-n", "--keep-going"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    return executed, built
 
 
-def test_book_builds_and_every_chapter_shows_math_figures_and_exercises():
-    result = build_book()
+def test_the_book_kernel_of_the_tests_is_the_colab_like_environment(colab_env):
+    listed = subprocess.run([sys.executable, "-m", "jupyter", "kernelspec", "list", "--json"],
+                            env=colab_kernel_environ(), capture_output=True, text=True, timeout=120)
+    spec = json.loads(listed.stdout)["kernelspecs"]["python3"]["spec"]
+    assert spec["argv"][0] == str(colab_env), spec
+
+
+def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(colab_env):
+    executed, result = build_book(colab_kernel_environ())
+    assert executed.returncode == 0, executed.stdout[-6000:] + executed.stderr[-3000:]
     log = result.stdout + result.stderr
+    built_here = re.findall(r"(\S+\.ipynb): Executing notebook", log)
+    assert not built_here, f"the build executed {built_here} again: its cache did not match"
+    from_cache = set(re.findall(r"(\S+\.ipynb): Using cached notebook", log))
+    assert from_cache == {str(path) for path in execute.book_notebooks()}, from_cache
     warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
     assert result.returncode == 0 and not warnings, "\n".join(warnings) or log[-3000:]
 

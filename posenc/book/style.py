@@ -5,6 +5,7 @@ Every chapter starts with ``posenc.setup_notebook()``; change a default here and
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 
@@ -69,17 +70,34 @@ def setup_notebook(seed: int = DEFAULT_SEED, precision: int = 4) -> np.random.Ge
     return seed_everything(seed)
 
 
+# Set by posenc.book.execute for the kernels it starts: the book is listening, whatever is installed.
+BOOK_BUILD_VARIABLE = "POSENC_BOOK_BUILD"
+# How myst-nb finds a glued value among a cell's outputs (its ``glue`` writes the same): a display_data
+# output whose MIME types carry this prefix (so that Jupyter shows nothing) and whose metadata names it.
+GLUE_MIME_PREFIX = "application/papermill.record/"
+
+
+def book_is_listening() -> bool:
+    """Whether a glued value can reach a page: in a book build, or wherever myst-nb is installed."""
+    return os.environ.get(BOOK_BUILD_VARIABLE) == "1" or importlib.util.find_spec("myst_nb") is not None
+
+
 def glue(name: str, value, display: bool = False):
     """Make ``value`` available to the page's prose as {glue:text}`name` (myst-nb), and return it.
 
-    Outside a Jupyter Book build (Colab, a plain Jupyter) myst-nb may be missing; the value is then
-    simply returned, so the notebook runs the same everywhere.
+    The value goes out in myst-nb's glue format when a book build executes the notebook (even in an
+    environment without myst-nb, such as the tests' Colab-like one); elsewhere (Colab, a plain Jupyter)
+    it is simply returned, so the notebook runs the same everywhere and shows nothing unknown.
     """
     if isinstance(value, np.generic):     # np.float64(0.25) would reach the page as "np.float64(0.25)"
         value = value.item()
-    try:
-        from myst_nb import glue as myst_glue
-    except ImportError:
+    if not book_is_listening():
         return value
-    myst_glue(name, value, display=display)
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipython_display
+
+    bundle, metadata = format_display_data(value)
+    prefix = "" if display else GLUE_MIME_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    ipython_display({prefix + mime: data for mime, data in bundle.items()}, raw=True, metadata=metadata)
     return value

@@ -1,0 +1,133 @@
+"""Execute the book's notebooks into jupyter-book's cache, several at a time, before the site is built.
+
+``jupyter-book build`` executes the notebooks it has no cached execution of one after the other, on one
+core. This module runs the same executions first, ``--jobs`` at a time (default: 2, the cores of the
+course's machines), each kernel in an empty temporary folder (as ``run_in_temp`` in ``_config.yml`` does),
+and stores each executed notebook in the cache the build reads (``_build/.jupyter_cache``, matched by the
+notebook's code, as myst-nb does). The build then finds every execution there and only renders.
+
+    python -m posenc.book.execute            # what `make book` runs before the build
+    python -m posenc.book.execute --list     # the notebooks the book executes, one per line
+
+The notebooks are the ``.ipynb`` files of ``_toc.yml`` minus ``execute.exclude_patterns`` of
+``_config.yml`` (a page written as a MyST text notebook, such as book/common-mistakes.md, takes a second
+and is left to the build); the
+kernel is the one named in each notebook (``python3``), found as Jupyter finds kernels, so that a test can
+point ``JUPYTER_PATH`` at another environment's kernel (tests/test_book.py runs them in the Colab-like one).
+The kernels get ``POSENC_BOOK_BUILD=1``, so that ``posenc.glue`` hands values to the page even where
+myst-nb is not installed.
+A notebook that fails is reported with its traceback, the others still run, and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path, PurePosixPath
+
+import nbformat
+import yaml
+
+from posenc.book.style import BOOK_BUILD_VARIABLE
+from posenc.exercises.authoring import toc_notebooks
+from posenc.paths import ROOT
+
+CACHE = ROOT / "_build" / ".jupyter_cache"
+
+__all__ = ["CACHE", "book_notebooks", "excluded_notebooks", "execute", "main"]
+
+
+def _execute_config(root: Path) -> dict:
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    return config.get("execute") or {}
+
+
+def _excluded(path: Path, patterns: list[str]) -> bool:
+    posix = PurePosixPath(path.as_posix())                 # the way myst-nb matches exclude_patterns
+    return any(posix.match(pattern) for pattern in patterns)
+
+
+def book_notebooks(root: Path = ROOT) -> list[Path]:
+    """The notebooks the book build executes: those of the toc that no exclude pattern names."""
+    patterns = _execute_config(root).get("exclude_patterns") or []
+    return [path for path in toc_notebooks() if not _excluded(path, patterns)]
+
+
+def excluded_notebooks(root: Path = ROOT) -> list[Path]:
+    """The toc's notebooks the book shows without executing them (``execute.exclude_patterns``)."""
+    executed = set(book_notebooks(root))
+    return [path for path in toc_notebooks() if path not in executed]
+
+
+def _run_one(path: str, timeout: int) -> tuple[str, nbformat.NotebookNode | None, float, str | None]:
+    """Execute one notebook in an empty folder; return it with its outputs, or the error's traceback."""
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    notebook = nbformat.read(path, as_version=4)
+    with tempfile.TemporaryDirectory(prefix="posenc-run-") as folder:
+        result = single_nb_execution(notebook, cwd=folder, timeout=timeout, allow_errors=False)
+    if result.err is not None:
+        return path, None, result.time, result.exc_string
+    return path, notebook, result.time, None
+
+
+def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2, timeout: int = 300,
+            log=print) -> list[Path]:
+    """Execute the notebooks that have no up-to-date execution in the cache; return those that failed.
+
+    The largest notebooks start first, so that the longest runs do not end up last on one worker.
+    """
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(str(cache_path))
+    pending = []
+    for path in notebooks:
+        try:
+            cache.match_cache_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            pending.append(path)
+    pending.sort(key=lambda path: path.stat().st_size, reverse=True)
+    log(f"posenc.book.execute: {len(notebooks) - len(pending)} of {len(notebooks)} notebooks already in "
+        f"{cache_path}; executing {len(pending)}, {jobs} at a time")
+    failed = []
+    start = time.perf_counter()
+    os.environ[BOOK_BUILD_VARIABLE] = "1"        # the kernels inherit it: posenc.glue then writes for the page
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(_run_one, str(path), timeout) for path in pending]
+        for future in as_completed(futures):
+            path, notebook, seconds, error = future.result()
+            name = Path(path).relative_to(ROOT) if Path(path).is_relative_to(ROOT) else path
+            if error is not None:
+                failed.append(Path(path))
+                log(f"FAILED {name} after {seconds:.1f} s:\n{error}")
+                continue
+            record = cache.add_nb_to_project(path)
+            cache.cache_notebook_bundle(CacheBundleIn(notebook, record.uri, data={"execution_seconds": seconds}),
+                                        check_validity=False, overwrite=True)
+            log(f"  {name}: {seconds:.1f} s")
+    log(f"posenc.book.execute: done in {time.perf_counter() - start:.0f} s"
+        + (f"; {len(failed)} failed" if failed else ""))
+    return failed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at a time (default: 2)")
+    parser.add_argument("--cache", type=Path, default=CACHE, help=f"the cache folder (default: {CACHE})")
+    parser.add_argument("--list", action="store_true", help="only list the notebooks the book executes")
+    args = parser.parse_args(argv)
+    notebooks = book_notebooks()
+    if args.list:
+        print("\n".join(str(path.relative_to(ROOT)) for path in notebooks))
+        return 0
+    timeout = int(_execute_config(ROOT).get("timeout") or 300)
+    return 1 if execute(notebooks, args.cache, args.jobs, timeout) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
