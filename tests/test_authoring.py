@@ -2,6 +2,7 @@
 
 import pytest
 
+from posenc.exercises import authoring
 from posenc.exercises.authoring import SourceError, split_blocks
 
 SOURCE = """def f(x):
@@ -40,3 +41,18 @@ def test_exercise_gets_placeholders_at_the_right_indentation():
 def test_malformed_markers_are_reported(bad, fragment):
     with pytest.raises(SourceError, match=fragment):
         split_blocks(bad, "stub", "demo.py, cell 1")
+
+
+def test_a_fill_line_becomes_what_the_package_function_returns():
+    from posenc.exercises.checks import ch07
+
+    text = "Its accuracy:\n\n{{ posenc.exercises.checks.ch07:curve_table }}\n\nWhich statements?"
+    assert authoring.fill(text) == f"Its accuracy:\n\n{ch07.curve_table()}\n\nWhich statements?"
+    assert authoring.fill("no placeholder, $\\frac{1}{2}$") == "no placeholder, $\\frac{1}{2}$"
+
+
+@pytest.mark.parametrize("line", ["{{ os:getcwd }}", "{{ posenc.exercises.checks.ch07:curve_tabel }}",
+                                  "a table: {{ posenc.exercises.checks.ch07:curve_table }}"])
+def test_a_fill_line_that_is_not_one_fails_the_generation(line):
+    with pytest.raises(SourceError, match="names no function|not a line of the form"):
+        authoring.fill(line)

@@ -1,6 +1,7 @@
 """Grader tests of exercise set ch07: each realistic wrong answer scores zero and is named, on 30 seeds
 (the three-way basics, full marks and zero, are in test_checks_all)."""
 
+import nbformat
 
 from posenc.exercises import load_set
 
@@ -101,3 +102,38 @@ def test_every_option_of_the_understanding_questions_has_feedback():
     for qid in ("q4", "q5"):
         question = EXERCISES.question(qid)
         assert question.answer and all(len(reason) > 40 for reason in question.options.values())
+
+
+def test_the_benchmark_still_shows_what_q4_and_q5_say_it_shows():
+    """q4's table and both questions' feedback quote results/ch07.json; the prose around them assumes its
+    setup and the pattern below. A new `make experiments` that breaks either fails here, not in a student's
+    feedback."""
+    from posenc.exercises.checks import ch07
+
+    config, _ = ch07.benchmark_results()
+    assert (config.train_length, config.eval_length, len(config.seeds)) == (16, 64, 5)   # q4's text
+    assert list(config.bins().values())[-1] == (32, 64)                                  # "positions 32..63"
+    inside, middle, far = config.bins()
+    measured = ch07.bet_accuracies()
+    learned, sinusoidal, alibi, rope, nope = (measured[letter] for letter in "abcde")
+    assert alibi[far] >= alibi[inside] - 0.05, alibi                       # "stayed flat"
+    assert rope[middle] >= 0.95 and rope[far] < 0.5, rope                  # "held up to 2L and then fell"
+    for fell in (learned, sinusoidal):
+        assert fell[inside] >= 0.95 and fell[far] < 0.5, fell              # "fell from ... to ..."
+    assert nope[inside] == min(m[inside] for m in measured.values())       # "the weakest even inside L"
+    assert EXERCISES.question("q5").answer == "c"
+    assert EXERCISES.question("q4").answer == "ac"
+    highest = ch07.seed_spread(ch07.benchmark_results()[1], config, ch07.CURVE_KIND)[far][2]
+    assert f"reaches {highest:.2f} on positions 32..63" in ch07.CURVE_OPTIONS["a"][1]
+    assert ch07.CURVE_OPTIONS["a"][0] == (highest <= 0.2)
+
+
+def test_q4_shows_the_measured_table_in_both_copies():
+    from posenc.exercises import authoring
+    from posenc.exercises.checks import ch07
+
+    source = next(s for s in authoring.sources() if s.stem.startswith("ch07"))
+    for path in authoring.targets(source).values():
+        markdown = [cell.source for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown"]
+        assert any(ch07.curve_table() in text for text in markdown), path
+        assert not any("{{" in text for text in markdown), path

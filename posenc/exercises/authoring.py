@@ -13,6 +13,11 @@ when one follows, or else with ``raise NotImplementedError`` at the same indenta
 keeps the solution and drops the stub. A cell tagged ``solution`` appears only in the solution copy, a
 cell tagged ``exercise`` only in the student copy.
 
+A markdown line of the form ``{{ posenc.module:function }}`` is replaced, in both copies, by what that
+function of the course package returns (markdown text): measured numbers a question shows, such as a table
+from ``results/``, then come from the data, and ``--check`` fails when the data changed and the notebooks
+were not written again.
+
 Every notebook of the book (the chapters in the table of contents too, which are written by hand) gets
 the same first code cell, right after its title: on Colab or Binder it installs the course package from
 the repository and ref named in ``_config.yml`` when the package is missing, and elsewhere it does nothing.
@@ -135,6 +140,30 @@ def split_blocks(source: str, keep: str, where: str = "cell") -> str:
     return "\n".join(out)
 
 
+FILLED_LINE = re.compile(r"^\{\{\s*(?P<module>posenc(?:\.\w+)+):(?P<function>\w+)\s*\}\}[ \t]*$", re.M)
+PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
+
+
+def fill(text: str, where: str = "cell") -> str:
+    """A markdown cell's text with every ``{{ posenc.module:function }}`` line replaced by the function's
+    markdown; any other ``{{ ... }}`` is an error, so that a typo cannot reach a student."""
+    import importlib
+
+    def replace(match: re.Match) -> str:
+        try:
+            function = getattr(importlib.import_module(match["module"]), match["function"])
+        except (ImportError, AttributeError) as exc:
+            raise SourceError(f"{where}: {match.group(0).strip()!r} names no function: {exc}") from exc
+        return str(function()).rstrip("\n")
+
+    filled = FILLED_LINE.sub(replace, text)
+    leftover = PLACEHOLDER.search(filled)
+    if leftover:
+        raise SourceError(f"{where}: {leftover.group(0)!r} is not a line of the form "
+                          "{{ posenc.module:function }}")
+    return filled
+
+
 def render(source_path: Path, which: str, install: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
     """The ``exercise`` or ``solution`` copy of one source, as a notebook without outputs.
 
@@ -159,7 +188,8 @@ def render(source_path: Path, which: str, install: nbformat.NotebookNode | None 
             text = split_blocks(cell.source, keep, f"{source_path.name}, cell {index + 1}")
             new = nbformat.v4.new_code_cell(text, metadata=metadata)
         else:
-            new = nbformat.v4.new_markdown_cell(cell.source, metadata=metadata)
+            new = nbformat.v4.new_markdown_cell(fill(cell.source, f"{source_path.name}, cell {index + 1}"),
+                                                metadata=metadata)
         new["id"] = f"{set_id}-{index:02d}"
         cells.append(new)
     nb = with_install_cell(nbformat.v4.new_notebook(cells=cells), install or install_cell(*repository()))

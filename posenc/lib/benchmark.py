@@ -248,6 +248,13 @@ def bin_table(runs, config: BenchmarkExperiment, variant: str = "plain") -> dict
     return {kind: ex.bin_means(runs, kind, config, variant) for kind in config.kinds}
 
 
+def seed_spread(runs, config: BenchmarkExperiment, kind: str,
+                variant: str = "plain") -> dict[str, tuple[float, float, float]]:
+    """Bin name -> (mean, lowest, highest) over the seeds of one kind's mean accuracy in that bin."""
+    return {name: (float(np.mean(values)), float(np.min(values)), float(np.max(values)))
+            for name, values in ex.bin_means(runs, kind, config, variant).items()}
+
+
 def far_bin(config: BenchmarkExperiment) -> str:
     return list(config.bins())[-1]
 

@@ -8,6 +8,7 @@ option; q6 is a find-the-bug whose check says that the bug is still there withou
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -16,8 +17,11 @@ import numpy as np
 from posenc.exercises.framework import (
     TAMPERED, ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, Outcome, describe_mismatch,
 )
+from posenc.lib import experiments as ex
+from posenc.lib.benchmark import far_bin, seed_spread
 from posenc.lib.extension import interpolated_positions, ntk_base, yarn_frequencies, yarn_logit_scale
 from posenc.lib.rotary import rotary_frequencies
+from posenc.paths import RESULTS
 
 # ---------------------------------------------------------------------------------------------------
 # q1: position interpolation's positions
@@ -205,33 +209,90 @@ def _supported(reasons: dict) -> str:
     return "".join(letter for letter, (true, _) in reasons.items() if true)
 
 
-CURVE_OPTIONS = {
-    "a": (True, "Read the band: the largest value any seed reaches on positions 32..63 is 0.20, so every seed "
-                "is at or below one fifth there."),
-    "b": (False, "The curve comes from one synthetic task; a language model's loss depends on different "
-                 "things (most of the answer is in recent tokens), as the two papers of the chapter show."),
-    "c": (True, "With a causal mask the prediction at position 40 reads tokens 0..40 only, so it is the "
-                "prediction on the 41-token prefix: one long test sequence measures every shorter length."),
-    "d": (False, "A curve shows what one trained model did, not what the method can represent: the chapter "
-                 "repairs the same rotary models without any training, by position interpolation."),
-    "e": (False, "Nothing in the curve compares methods: other methods were not measured here, and a ranking "
-                 "needs them on the same task, budget and seeds."),
-}
+@functools.cache
+def benchmark_results():
+    """(configuration, records) of the chapter's benchmark as `make experiments` saved it
+    (results/ch07.json, which the course package carries)."""
+    config, runs, _ = ex.load_results(RESULTS / "ch07.json")
+    return config, runs
 
-BET_OPTIONS = {
-    "a": (False, "a learned table has rows for positions >= L that never received a gradient: past L the "
-                 "model reads random vectors (chapter 4), and the learned runs fell to near chance on the local task."),
-    "b": (False, "the sinusoidal rows past L were never seen in training; the sinusoidal runs fell to near chance "
-                 "past L on the local task, as in chapter 4."),
-    "c": (True, "the rule needs only the last two tokens, and ALiBi's penalty -m|j - i| makes distant tokens "
-                "irrelevant at any length, with nothing position-specific that can go out of range; on the "
-                "local task its curve stayed flat from L to 4L."),
-    "d": (False, "rotary logits depend only on offsets, but a query at position 50 also sees keys 17 to 50 "
-                 "places back, at rotation angles it never saw; on the local task the rotary runs held up to "
-                 "2L and then fell."),
-    "e": (False, "without any encoding, attention cannot single out the last two tokens except through what "
-                 "the causal mask lets it count; NoPE was the weakest method on the local task even inside L."),
-}
+
+def _spread(kind: str) -> dict[str, tuple[float, float, float]]:
+    config, runs = benchmark_results()
+    return seed_spread(runs, config, kind)
+
+
+# q4 reads rotary on FirstToken; every number it shows or quotes comes from the results file.
+CURVE_KIND = "first/rope"
+
+
+def curve_table() -> str:
+    """The table q4 shows: mean (lowest-highest seed) accuracy of CURVE_KIND in each band of positions."""
+    config, _ = benchmark_results()
+    spread = _spread(CURVE_KIND)
+    heads = [f"{start}..{stop - 1}" for start, stop in config.bins().values()]
+    cells = [f"{mean:.2f} ({low:.2f}-{high:.2f})" for mean, low, high in spread.values()]
+    return "\n".join(["| positions | " + " | ".join(heads) + " |", "| --- " * (len(heads) + 1) + "|",
+                      "| accuracy | " + " | ".join(cells) + " |"])
+
+
+def _curve_options() -> dict:
+    far_high = _spread(CURVE_KIND)[far_bin(benchmark_results()[0])][2]
+    within = far_high <= 0.2
+    return {
+        "a": (within, f"Read the band: the highest seed reaches {far_high:.2f} on positions 32..63, "
+                      + ("so every seed is at or below one fifth there." if within else "above one fifth.")),
+        "b": (False, "The curve comes from one synthetic task; a language model's loss depends on different "
+                     "things (most of the answer is in recent tokens), as the two papers of the chapter show."),
+        "c": (True, "With a causal mask the prediction at position 40 reads tokens 0..40 only, so it is the "
+                    "prediction on the 41-token prefix: one long test sequence measures every shorter length."),
+        "d": (False, "A curve shows what one trained model did, not what the method can represent: the chapter "
+                     "repairs the same rotary models without any training, by position interpolation."),
+        "e": (False, "Nothing in the curve compares methods: other methods were not measured here, and a "
+                     "ranking needs them on the same task, budget and seeds."),
+    }
+
+
+# q5: the options, and what the benchmark measured for each on its local task (LocalMax), the closest to
+# the new task's "the last two tokens". The answer is the option whose accuracy on positions 2L..4L was
+# highest; tests/test_checks_ch07.py checks that the measured pattern still is the one the reasons describe.
+BET_METHODS = {"a": "learned", "b": "sinusoidal", "c": "alibi", "d": "rope", "e": "none"}
+
+
+def bet_accuracies() -> dict[str, dict[str, float]]:
+    """Option letter -> bin name -> mean accuracy over seeds of that method on the local task."""
+    return {letter: {name: mean for name, (mean, _, _) in _spread(f"local/{method}").items()}
+            for letter, method in BET_METHODS.items()}
+
+
+def _bet_options() -> dict:
+    config = benchmark_results()[0]
+    inside, middle, far = config.bins()
+    measured = bet_accuracies()
+    best = max(measured, key=lambda letter: measured[letter][far])
+    a, b, c, d, e = (measured[letter] for letter in "abcde")
+    reasons = {
+        "a": "a learned table has rows for positions >= L that never received a gradient: past L the model "
+             f"reads random vectors (chapter 4). On the local task the learned runs fell from {a[inside]:.2f} "
+             f"inside L to {a[far]:.2f} on positions 2L..4L.",
+        "b": "the sinusoidal rows past L were never seen in training; on the local task the sinusoidal runs "
+             f"fell from {b[inside]:.2f} inside L to {b[middle]:.2f} on L..2L and {b[far]:.2f} on 2L..4L, as in "
+             "chapter 4.",
+        "c": "the rule needs only the last two tokens, and ALiBi's penalty -m|j - i| makes distant tokens "
+             "irrelevant at any length, with nothing position-specific that can go out of range; on the local "
+             f"task its accuracy stayed flat: {c[inside]:.2f} inside L, {c[far]:.2f} on 2L..4L.",
+        "d": "rotary logits depend only on offsets, but a query at position 50 also sees keys 17 to 50 places "
+             "back, at rotation angles it never saw; on the local task the rotary runs held "
+             f"{d[middle]:.2f} up to 2L and then fell to {d[far]:.2f}.",
+        "e": "without any encoding, attention cannot single out the last two tokens except through what the "
+             "causal mask lets it count; NoPE was the weakest method on the local task even inside L "
+             f"({e[inside]:.2f}).",
+    }
+    return {letter: (letter == best, reason) for letter, reason in reasons.items()}
+
+
+CURVE_OPTIONS = _curve_options()
+BET_OPTIONS = _bet_options()
 
 
 # ---------------------------------------------------------------------------------------------------
