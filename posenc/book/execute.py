@@ -69,7 +69,9 @@ def _run_one(path: str, timeout: int) -> tuple[str, nbformat.NotebookNode | None
 
     notebook = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory(prefix="posenc-run-") as folder:
-        result = single_nb_execution(notebook, cwd=folder, timeout=timeout, allow_errors=False)
+        # The kernel's own log stays quiet below errors (every kernel warns that it talks over TCP).
+        result = single_nb_execution(notebook, cwd=folder, timeout=timeout, allow_errors=False,
+                                     extra_arguments=["--log-level=ERROR"])
     if result.err is not None:
         return path, None, result.time, result.exc_string
     return path, notebook, result.time, None
