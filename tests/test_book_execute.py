@@ -1,5 +1,7 @@
 """posenc.book.execute: the book's notebooks executed ahead of the build, into the cache the build reads."""
 
+import os
+
 import nbformat
 from jupyter_cache import get_cache
 
@@ -27,6 +29,7 @@ def test_executions_land_in_the_cache_where_the_build_finds_them(tmp_path):
     folder, variable = (cell.outputs[0]["text"].strip() for cell in merged.cells)
     assert folder != str(tmp_path) and "posenc-run-" in folder      # an empty folder, not the notebook's
     assert variable == "1"                                          # posenc.glue writes for the page
+    assert "POSENC_BOOK_BUILD" not in os.environ                    # only the workers' kernels have it
     again = []
     assert execute.execute([good], cache_path=tmp_path / "cache", jobs=2, log=again.append) == []
     assert "1 of 1 notebooks already in" in again[0] and "executing 0" in again[0], again

@@ -63,6 +63,11 @@ def excluded_notebooks(root: Path = ROOT) -> list[Path]:
     return [path for path in toc_notebooks() if path not in executed]
 
 
+def _in_a_book_build() -> None:
+    """In each worker process: its kernels inherit the variable, and posenc.glue writes for the page."""
+    os.environ[BOOK_BUILD_VARIABLE] = "1"
+
+
 def _run_one(path: str, timeout: int) -> tuple[str, nbformat.NotebookNode | None, float, str | None]:
     """Execute one notebook in an empty folder; return it with its outputs, or the error's traceback."""
     from jupyter_cache.executors.utils import single_nb_execution
@@ -98,8 +103,7 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2, time
         f"{cache_path}; executing {len(pending)}, {jobs} at a time")
     failed = []
     start = time.perf_counter()
-    os.environ[BOOK_BUILD_VARIABLE] = "1"        # the kernels inherit it: posenc.glue then writes for the page
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_in_a_book_build) as pool:
         futures = [pool.submit(_run_one, str(path), timeout) for path in pending]
         for future in as_completed(futures):
             path, notebook, seconds, error = future.result()
