@@ -1,8 +1,11 @@
 """posenc.book.execute: the book's notebooks executed ahead of the build, into the cache the build reads."""
 
+import asyncio
 import os
+from queue import Empty
 
 import nbformat
+import pytest
 from jupyter_cache import get_cache
 
 from posenc.book import execute
@@ -40,3 +43,55 @@ def test_the_book_executes_the_toc_s_notebooks_but_the_excluded_ones():
     assert not set(executed) & set(excluded)
     assert {path.parent.name for path in executed} == {"notebooks", "solutions"}
     assert {path.parent.name for path in excluded} == {"exercises"}
+
+
+class QuietSocket:
+    """A socket whose event-loop wake-up is lost: each poll waits its whole timeout (here: returns at once)
+    and only then sees the message, from the ``ready_after``-th look on."""
+
+    def __init__(self, ready_after: int):
+        self.waits, self.ready_after = [], ready_after
+
+    async def poll(self, timeout_ms):
+        self.waits.append(timeout_ms)
+        return len(self.waits) >= self.ready_after
+
+
+def channel_on(socket):
+    channel = execute.WatchfulChannel.__new__(execute.WatchfulChannel)
+    channel.socket = socket
+
+    async def receive():
+        return {"msg_type": "execute_reply"}
+
+    channel._recv = receive
+    return channel
+
+
+def test_a_lost_wake_up_costs_at_most_a_second_not_the_cell_timeout():
+    socket = QuietSocket(ready_after=3)
+    reply = asyncio.run(channel_on(socket).get_msg(timeout=300))
+    assert reply == {"msg_type": "execute_reply"}
+    assert socket.waits == [1000, 1000, 1000]       # three looks of a second, not one of 300 s
+
+
+def test_the_timeout_still_ends_the_wait():
+    socket = QuietSocket(ready_after=10**9)
+    with pytest.raises(Empty):
+        asyncio.run(channel_on(socket).get_msg(timeout=0.05))
+    assert socket.waits and all(wait <= 50 for wait in socket.waits)
+
+
+def test_the_book_s_kernel_clients_are_watchful(tmp_path, monkeypatch):
+    looks = []
+    original = execute.WatchfulChannel.get_msg
+
+    async def counted(self, timeout=None):
+        looks.append(timeout)
+        return await original(self, timeout)
+
+    monkeypatch.setattr(execute.WatchfulChannel, "get_msg", counted)
+    notebook = write_notebook(tmp_path / "probe.ipynb", "print(1)")
+    _, executed, _, error = execute._run_one(str(notebook), timeout=60)
+    assert error is None and executed.cells[0].outputs[0]["text"] == "1\n"
+    assert looks, "the execution did not go through WatchfulChannel"

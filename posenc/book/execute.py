@@ -28,9 +28,14 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path, PurePosixPath
+from queue import Empty
 
 import nbformat
 import yaml
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
+from traitlets import Type
+from traitlets.config import Config
 
 from posenc.book.style import BOOK_BUILD_VARIABLE
 from posenc.exercises.authoring import toc_notebooks
@@ -63,6 +68,36 @@ def excluded_notebooks(root: Path = ROOT) -> list[Path]:
     return [path for path in toc_notebooks() if path not in executed]
 
 
+LOOK_AGAIN = 1.0     # seconds
+
+
+class WatchfulChannel(AsyncZMQSocketChannel):
+    """A kernel channel that looks at its socket again at least every LOOK_AGAIN seconds.
+
+    pyzmq's asyncio poll waits for a wake-up from the event loop and checks the socket itself only when its
+    timeout ends. When that wake-up is lost (seen here: about one run in two of `make test`, on a cell
+    that shows a widget, with both cores busy), nbclient waited for an execute reply that had long arrived
+    until the cell timeout, 300 s, ran out, and then carried on as if nothing had happened. Polling in
+    slices turns such a loss into a delay of at most a second.
+    """
+
+    async def get_msg(self, timeout: float | None = None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = LOOK_AGAIN if deadline is None else max(0.0, min(LOOK_AGAIN, deadline - time.monotonic()))
+            if await self.socket.poll(int(wait * 1000)):
+                return await self._recv()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise Empty
+
+
+class WatchfulKernelClient(AsyncKernelClient):
+    """nbclient's kernel client, with WatchfulChannel for the replies (shell) and the outputs (iopub)."""
+
+    shell_channel_class = Type(WatchfulChannel)
+    iopub_channel_class = Type(WatchfulChannel)
+
+
 def _in_a_book_build() -> None:
     """In each worker process: its kernels inherit the variable, and posenc.glue writes for the page."""
     os.environ[BOOK_BUILD_VARIABLE] = "1"
@@ -73,10 +108,14 @@ def _run_one(path: str, timeout: int) -> tuple[str, nbformat.NotebookNode | None
     from jupyter_cache.executors.utils import single_nb_execution
 
     notebook = nbformat.read(path, as_version=4)
-    with tempfile.TemporaryDirectory(prefix="posenc-run-") as folder:
-        # The kernel's own log stays quiet below errors (every kernel warns that it talks over TCP).
-        result = single_nb_execution(notebook, cwd=folder, timeout=timeout, allow_errors=False,
-                                     extra_arguments=["--log-level=ERROR"])
+    with tempfile.TemporaryDirectory(prefix="posenc-run-") as folder, \
+            tempfile.TemporaryDirectory(prefix="posenc-ipc-") as sockets:
+        # Kernel and client talk over Unix sockets in a folder of their own, not over TCP ports that each
+        # picks at random: kernels started side by side (here, by nbval, by the grader's tests) can then
+        # never be handed the same port.
+        config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")},
+                         "AsyncKernelManager": {"client_class": "posenc.book.execute.WatchfulKernelClient"}})
+        result = single_nb_execution(notebook, cwd=folder, timeout=timeout, allow_errors=False, config=config)
     if result.err is not None:
         return path, None, result.time, result.exc_string
     return path, notebook, result.time, None
