@@ -8,20 +8,27 @@ import re
 import matplotlib
 import pytest
 
-from posenc.book import explorers as web, style
+from posenc.book import explorers as web, length_explorers, relative_explorers, rotary_explorers, style
 
 
 def _markup(obj) -> str:
     return obj.data
 
 
-@pytest.mark.parametrize("make", [web.heatmap_explorer, web.unit_circle_explorer])
-def test_explorers_are_self_contained(make):
+# Every explorer of the book, and the class its root element carries.
+EXPLORERS = [(web.heatmap_explorer, "posenc-heatmap"), (web.unit_circle_explorer, "posenc-circle"),
+             (relative_explorers.t5_bucket_explorer, "posenc-t5"), (relative_explorers.alibi_explorer, "posenc-alibi"),
+             (rotary_explorers.rotary_logit_explorer, "posenc-rotary"),
+             (length_explorers.rope_spectrum_explorer, "posenc-spectrum")]
+
+
+@pytest.mark.parametrize("make, kind", EXPLORERS, ids=[kind for _, kind in EXPLORERS])
+def test_explorers_are_self_contained(make, kind):
     markup = _markup(make(element_id="x"))
-    assert markup.startswith('<div id="x" ')
+    assert markup.startswith(f'<div id="x" class="posenc-explorer {kind}"')
     assert not re.search(r"<script[^>]*\bsrc=", markup), "no external scripts"
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", markup), "no external resources"
-    assert markup.count("<script>") == 1
+    assert markup.count("<script>") == 1 and 'role="img"' in markup and "<noscript>" in markup
 
 
 def test_heatmap_has_the_hooks_the_browser_tests_use():

@@ -34,7 +34,7 @@ from typing import Sequence
 from posenc.lib.encoding import DEFAULT_BASE
 from posenc.book.style import DIVERGING_CMAP, OKABE_ITO
 
-__all__ = ["heatmap_explorer", "unit_circle_explorer", "standalone_page"]
+__all__ = ["heatmap_explorer", "unit_circle_explorer", "standalone_page", "explorer_frame"]
 
 _counters: dict[str, itertools.count] = {}
 
@@ -91,6 +91,25 @@ PRELUDE = r"""
 def script(uid: str, body: str) -> str:
     """The ``<script>`` of the explorer whose element has id ``uid``: ``PRELUDE``, then ``body``."""
     return f"<script>{PRELUDE.replace('__UID__', json.dumps(uid))}{body}}})();</script>"
+
+
+NOSCRIPT = "This explorer needs JavaScript; the static figure beside it shows one setting."
+
+
+def explorer_frame(uid: str, kind: str, config: dict, body: str, code: str, *, css: str = "",
+                   noscript: str = NOSCRIPT):
+    """An explorer as HTML: its root ``<div>`` (classes ``posenc-explorer`` and ``kind``), the shared styles and
+    ``css``, its configuration as JSON for the script, ``body``, the readout that screen readers announce, a
+    note for readers without JavaScript and its script (``code`` run by ``script``)."""
+    return as_html(
+        f'<div id="{uid}" class="posenc-explorer {kind}">'
+        f"<style>{EXPLORER_CSS}{css}</style>"
+        f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
+        f"{body}"
+        '<p class="posenc-readout" aria-live="polite"></p>'
+        f"<noscript>{noscript}</noscript>"
+        f"{script(uid, code)}"
+        "</div>")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -273,19 +292,10 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
             ("base", "base", 0, len(bases) - 1, 1, base_index),
             ("positions", "positions", lowest, max_positions, step, positions),
         ))
-    markup = (
-        f'<div id="{uid}" class="posenc-explorer posenc-heatmap">'
-        f"<style>{EXPLORER_CSS}</style>"
-        f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
-        f'<div class="posenc-controls">{rows}</div>'
-        f'<canvas class="posenc-heatmap-canvas" role="img" width="{width}" height="{height}" '
-        f'style="width:{width}px" aria-label="Heatmap of the sinusoidal positional encoding"></canvas>'
-        f'<p class="posenc-readout" aria-live="polite"></p>'
-        "<noscript>This explorer needs JavaScript; the static figure beside it shows one setting.</noscript>"
-        f"{script(uid, _HEATMAP_JS)}"
-        "</div>"
-    )
-    return as_html(markup)
+    body = (f'<div class="posenc-controls">{rows}</div>'
+            f'<canvas class="posenc-heatmap-canvas" role="img" width="{width}" height="{height}" '
+            f'style="width:{width}px" aria-label="Heatmap of the sinusoidal positional encoding"></canvas>')
+    return explorer_frame(uid, "posenc-heatmap", config, body, _HEATMAP_JS)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -408,17 +418,8 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
         f'<text x="-1.32" y="1.16" font-size="0.09" fill="{blue}">\u25cf PE(pos)</text>{legend}'
         "</svg>"
     )
-    markup = (
-        f'<div id="{uid}" class="posenc-explorer posenc-circle">'
-        f"<style>{EXPLORER_CSS}</style>"
-        f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
-        f'<div class="posenc-controls">{rows}</div>{svg}'
-        f'<p class="posenc-readout" aria-live="polite"></p>'
-        "<noscript>This explorer needs JavaScript.</noscript>"
-        f"{script(uid, _CIRCLE_JS)}"
-        "</div>"
-    )
-    return as_html(markup)
+    return explorer_frame(uid, "posenc-circle", config, f'<div class="posenc-controls">{rows}</div>{svg}',
+                          _CIRCLE_JS, noscript="This explorer needs JavaScript.")
 
 
 def standalone_page(*fragments, title: str = "posenc explorers") -> str:

@@ -22,11 +22,10 @@ or "yarn") and ``posencTemperature()`` (0.1 ln s + 1).
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Sequence
 
-from posenc.book.explorers import EXPLORER_CSS, as_html, check_positive_int, explorer_id, pick, script
+from posenc.book.explorers import check_positive_int, explorer_frame, explorer_id, pick
 from posenc.book.style import OKABE_ITO
 from posenc.lib.encoding import DEFAULT_BASE
 
@@ -187,14 +186,6 @@ def rope_spectrum_explorer(scales: Sequence[float] = (1, 1.5, 2, 3, 4, 8, 16, 32
         f'<text transform="translate(16 {box["top"] + box["height"] / 2}) rotate(-90)" text-anchor="middle">'
         f'\u03c9\u2032\u1d62 / \u03c9\u1d62 (log scale)</text>{legend}</g>{polylines}</svg>'
     )
-    markup = (
-        f'<div id="{uid}" class="posenc-explorer posenc-spectrum">'
-        f"<style>{EXPLORER_CSS}</style>"
-        f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
-        f'<div class="posenc-controls">{rows}</div>{svg}'
-        f'<p class="posenc-readout" aria-live="polite"></p>'
-        "<noscript>This explorer needs JavaScript; the static figure beside it shows two settings.</noscript>"
-        f"{script(uid, _SPECTRUM_JS)}"
-        "</div>"
-    )
-    return as_html(markup)
+    return explorer_frame(uid, "posenc-spectrum", config, f'<div class="posenc-controls">{rows}</div>{svg}',
+                          _SPECTRUM_JS,
+                          noscript="This explorer needs JavaScript; the static figure beside it shows two settings.")

@@ -25,11 +25,10 @@ Stable hooks for the browser tests (tests/browser/test_ch05_explorers.py):
 
 from __future__ import annotations
 
-import json
 from typing import Sequence
 
 from posenc.book.explorers import (
-    EXPLORER_CSS, as_html, check_positive_int, colour_table, explorer_id, pick, script,
+    check_positive_int, colour_table, explorer_frame, explorer_id, pick,
 )
 from posenc.book.style import LINE_COLOURS, OKABE_ITO, SEQUENTIAL_CMAP
 
@@ -61,17 +60,6 @@ _PRELUDE = r"""
     parent.appendChild(el); return el;
   }
 """
-
-
-def _container(uid: str, kind: str, config: dict, body: str, code: str) -> str:
-    return (f'<div id="{uid}" class="posenc-explorer {kind}">'
-            f"<style>{EXPLORER_CSS}{_EXTRA_CSS}</style>"
-            f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
-            f"{body}"
-            '<p class="posenc-readout" aria-live="polite"></p>'
-            "<noscript>This explorer needs JavaScript; the static figure beside it shows one setting.</noscript>"
-            f"{script(uid, _PRELUDE + code)}"
-            "</div>")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -210,7 +198,8 @@ def t5_bucket_explorer(num_buckets: int = 32, max_distance: int = 128, bidirecti
            f'fill="currentColor"><title>T5 buckets</title><g class="posenc-t5-axes"></g>'
            f'<g class="posenc-t5-marks"></g>'
            f'<path class="posenc-t5-steps" fill="none" stroke="{blue}" stroke-width="2"/></svg>')
-    return as_html(_container(uid, "posenc-t5", config, f'<div class="posenc-controls">{rows}</div>{svg}', _T5_JS))
+    return explorer_frame(uid, "posenc-t5", config, f'<div class="posenc-controls">{rows}</div>{svg}',
+                          _PRELUDE + _T5_JS, css=_EXTRA_CSS)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -353,4 +342,4 @@ def alibi_explorer(n_heads: int = 8, head: int = 1, max_heads: int = 32, length:
     matrix = (f'<div style="max-width:{size}px">{canvas}'
               '<p class="posenc-alibi-caption" style="margin:0.3em 0 0; font-size:0.85em"></p></div>')
     body = f'<div class="posenc-controls">{rows}</div><div class="posenc-row">{svg}{matrix}</div>'
-    return as_html(_container(uid, "posenc-alibi", config, body, _ALIBI_JS))
+    return explorer_frame(uid, "posenc-alibi", config, body, _PRELUDE + _ALIBI_JS, css=_EXTRA_CSS)

@@ -16,12 +16,11 @@ container's JavaScript function ``posencLogit(m, n)``, the logit for any two pos
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 
-from posenc.book.explorers import EXPLORER_CSS, as_html, check_positive_int, explorer_id, script
+from posenc.book.explorers import check_positive_int, explorer_frame, explorer_id
 from posenc.book.style import OKABE_ITO
 from posenc.lib.encoding import DEFAULT_BASE, frequencies
 
@@ -196,15 +195,5 @@ def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position:
         f'<g fill="currentColor" font-family="system-ui, sans-serif">{bars}'
         f'<text x="{bar_width / 2}" y="12" text-anchor="middle" font-size="11">each pair\u2019s share of the logit</text>'
         '</g></svg>')
-    markup = (
-        f'<div id="{uid}" class="posenc-explorer posenc-rotary">'
-        f"<style>{EXPLORER_CSS}{_ROTARY_CSS}</style>"
-        f'<script type="application/json" class="posenc-config">{json.dumps(config)}</script>'
-        f'<div class="posenc-controls">{rows}</div>'
-        f'<div class="posenc-rotary-figures">{plane}{bar_svg}</div>'
-        f'<p class="posenc-readout" aria-live="polite"></p>'
-        "<noscript>This explorer needs JavaScript; the static figure beside it shows one setting.</noscript>"
-        f"{script(uid, _ROTARY_JS)}"
-        "</div>"
-    )
-    return as_html(markup)
+    body = f'<div class="posenc-controls">{rows}</div><div class="posenc-rotary-figures">{plane}{bar_svg}</div>'
+    return explorer_frame(uid, "posenc-rotary", config, body, _ROTARY_JS, css=_ROTARY_CSS)
