@@ -331,3 +331,15 @@ def screenshot(tab, root: str, name: str) -> None:
     """A screenshot of the element ``root`` in ``SCREENSHOTS/<name>.png``."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     tab.locator(root).screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def open_chapter_explorers(base_url, site: Path, new_page, docname: str, *css_classes: str):
+    """A new tab on a chapter's page of the built site and the ids of its explorers of each class (one list
+    per class); the test is skipped when the site was built before the chapter existed."""
+    import pytest
+
+    if not (site / f"{docname}.html").exists():
+        pytest.skip(f"{docname} has no page in {site} (built before it was added?)")
+    tab = new_page()
+    tab.goto(f"{base_url}{docname}.html", wait_until="load")
+    return tab, [tab.eval_on_selector_all(f".{name}", "els => els.map(e => e.id)") for name in css_classes]

@@ -16,7 +16,7 @@ from tests.browser import drive, helpers
 # All browser tests share one worker under `pytest -n 2 --dist loadgroup`, so each page loads once.
 pytestmark = pytest.mark.xdist_group("browser")
 
-CHAPTER = "notebooks/05_relative_biases.html"
+CHAPTER = "notebooks/05_relative_biases"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -158,12 +158,8 @@ def test_two_explorers_on_one_page_do_not_interfere(scratch_url, new_page):
 
 
 def test_the_chapter_page_shows_working_explorers(site, base_url, new_page):
-    if not (site / CHAPTER).exists():
-        pytest.skip(f"{CHAPTER} is not in the built site at {site} (built before chapter 5 was added?)")
-    tab = new_page()
-    tab.goto(f"{base_url}{CHAPTER}", wait_until="load")
-    t5_ids = tab.eval_on_selector_all(".posenc-t5", "els => els.map(e => e.id)")
-    alibi_ids = tab.eval_on_selector_all(".posenc-alibi", "els => els.map(e => e.id)")
+    tab, (t5_ids, alibi_ids) = helpers.open_chapter_explorers(base_url, site, new_page, CHAPTER,
+                                                             "posenc-t5", "posenc-alibi")
     assert len(t5_ids) == 1 and len(alibi_ids) == 1, (t5_ids, alibi_ids)
     for element_id in t5_ids:
         tab.locator(f"#{element_id}").scroll_into_view_if_needed()

@@ -88,11 +88,7 @@ def test_rotary_explorer_keeps_the_logit_at_a_fixed_offset(scratch_url, new_page
 
 
 def test_rotary_explorer_on_the_chapter_page(base_url, site, new_page):
-    if not (site / f"{CHAPTER}.html").exists():
-        pytest.skip(f"{CHAPTER} has no page in {site} (built before it was added?)")
-    tab = new_page()
-    tab.goto(f"{base_url}{CHAPTER}.html", wait_until="load")
-    roots = tab.eval_on_selector_all(".posenc-rotary", "els => els.map(e => e.id)")
+    tab, (roots,) = helpers.open_chapter_explorers(base_url, site, new_page, CHAPTER, "posenc-rotary")
     assert roots, "the chapter page shows no rotary explorer"
     loading = len(tab.errors)          # the page's own load (refused external resources) is test_pages' business
     for element_id in roots:

@@ -81,11 +81,7 @@ def test_spectrum_explorer_matches_the_library(scratch_url, new_page):
 
 
 def test_spectrum_explorer_on_the_chapter_page(base_url, site, new_page):
-    if not (site / f"{CHAPTER}.html").exists():
-        pytest.skip(f"{CHAPTER} has no page in {site} (built before it was added?)")
-    tab = new_page()
-    tab.goto(f"{base_url}{CHAPTER}.html", wait_until="load")
-    roots = tab.eval_on_selector_all(".posenc-spectrum", "els => els.map(e => e.id)")
+    tab, (roots,) = helpers.open_chapter_explorers(base_url, site, new_page, CHAPTER, "posenc-spectrum")
     assert roots, "the chapter page shows no spectrum explorer"
     loading = len(tab.errors)
     for element_id in roots:
