@@ -68,3 +68,13 @@ def colab_env() -> Path:
     from tests import colab_env as colab
 
     return colab.prepare()
+
+
+def explorer_config(explorer) -> dict:
+    """The JSON configuration an explorer (its HTML object or markup) hands to its script."""
+    import json
+    import re
+
+    markup = getattr(explorer, "data", explorer)
+    return json.loads(re.search(r'<script type="application/json" class="posenc-config">(.*?)</script>',
+                                markup).group(1))

@@ -4,21 +4,17 @@ Its behaviour in a browser (the sliders redraw, the drawn factors match posenc.l
 tests/browser/test_ch07_explorers.py.
 """
 
-import json
 import re
 
 import pytest
 
 from posenc.book import length_explorers as web
 from posenc.book.style import OKABE_ITO
+from tests.conftest import explorer_config
 
 
 def _markup(obj) -> str:
     return obj.data
-
-
-def _config(markup: str) -> dict:
-    return json.loads(re.search(r'<script type="application/json" class="posenc-config">(.*?)</script>', markup).group(1))
 
 
 def test_it_has_the_hooks_the_browser_tests_use():
@@ -32,7 +28,7 @@ def test_it_has_the_hooks_the_browser_tests_use():
 
 def test_the_sliders_start_at_the_requested_setting():
     markup = _markup(web.rope_spectrum_explorer(scale=16, d_head=64, train_length=2048, element_id="sp"))
-    config = _config(markup)
+    config = explorer_config(markup)
     for key, values, wanted in (("scale", "scales", 16), ("d", "ds", 64), ("length", "lengths", 2048)):
         value = int(re.search(rf'class="posenc-spectrum-{key}" min="0" max="\d+" step="1" value="(\d+)"', markup).group(1))
         assert config[values][value] == wanted

@@ -4,9 +4,6 @@ Their behaviour in a browser (controls redraw, values match posenc.lib.relative)
 tests/browser/test_ch05_explorers.py; here the markup and the arguments.
 """
 
-import json
-import re
-
 import matplotlib
 import pytest
 import torch
@@ -14,15 +11,11 @@ import torch
 from posenc.book import relative_explorers as web
 from posenc.book import style
 from posenc.lib.relative import t5_bucket
+from tests.conftest import explorer_config
 
 
 def markup(obj) -> str:
     return obj.data
-
-
-def config(obj) -> dict:
-    return json.loads(re.search(r'<script type="application/json" class="posenc-config">(.*?)</script>',
-                                markup(obj)).group(1))
 
 
 def test_t5_explorer_has_the_hooks_the_browser_tests_use():
@@ -46,7 +39,7 @@ def test_alibi_explorer_has_the_hooks_the_browser_tests_use():
 
 
 def test_controls_start_at_the_requested_setting():
-    cfg = config(web.t5_bucket_explorer(num_buckets=16, max_distance=256, span=40, element_id="a"))
+    cfg = explorer_config(web.t5_bucket_explorer(num_buckets=16, max_distance=256, span=40, element_id="a"))
     text = markup(web.t5_bucket_explorer(num_buckets=16, max_distance=256, span=40, element_id="a"))
     assert f'class="posenc-t5-buckets" min="0" max="3" step="1" value="{cfg["buckets"].index(16)}"' in text
     assert f'value="{cfg["distances"].index(256)}"' in text
@@ -74,7 +67,7 @@ def test_alibi_explorer_rejects_bad_arguments(kwargs):
 
 def test_the_choices_cover_the_library_rule():
     """Every setting the T5 explorer offers is one the library accepts (max_distance above the exact buckets)."""
-    cfg = config(web.t5_bucket_explorer(element_id="c"))
+    cfg = explorer_config(web.t5_bucket_explorer(element_id="c"))
     for num_buckets in cfg["buckets"]:
         for max_distance in cfg["distances"]:
             for bidirectional in (True, False):

@@ -1,7 +1,6 @@
 """posenc.book.rotary_explorers: chapter 6's in-page explorer is self-contained HTML with stable hooks, and its
 Python twin computes the same logit as the package's RoPE (its behaviour in a browser: tests/browser)."""
 
-import json
 import re
 
 import numpy as np
@@ -11,6 +10,7 @@ import torch
 from posenc.book import rotary_explorers as rx
 from posenc.book.explorers import standalone_page
 from posenc.lib.rotary import apply_rotary
+from tests.conftest import explorer_config
 
 
 def _markup(obj) -> str:
@@ -28,8 +28,7 @@ def test_explorer_has_the_hooks_the_browser_tests_use():
 
 def test_explorer_carries_the_vectors_python_uses():
     markup = _markup(rx.rotary_logit_explorer(element_id="r", d_head=6, seed=3, base=500.0))
-    config = json.loads(re.search(r'<script type="application/json" class="posenc-config">(.*?)</script>',
-                                  markup).group(1))
+    config = explorer_config(markup)
     query, key = rx.explorer_vectors(6, 3)
     assert config["query"] == query.tolist() and config["key"] == key.tolist() and config["base"] == 500.0
 
