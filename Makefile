@@ -5,7 +5,7 @@
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
 #   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
-# Other targets: exercises, bench, grade, experiments, browser-setup, clean.
+# Other targets: exercises, bench, grade, experiments, robustness, browser-setup, clean.
 
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).
@@ -25,7 +25,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade experiments clean
+.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade experiments robustness clean
 
 help:
 	@sed -n 's/^#  *//p' Makefile | head -8
@@ -102,6 +102,13 @@ experiments: $(STAMP)
 	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
 	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json
 	$(BIN)/python -m posenc.lib.experiments ch07 --out results/ch07.json
+
+# Every chapter that trains a model, executed again with its torch seeds shifted by ten constants (a stand-in
+# for other machines): results/robustness.json, checked by tests/test_robustness.py. CHAPTERS="ch05 ch07"
+# runs only those; CHAPTERS=--stale only the chapters whose code changed since the file was written.
+CHAPTERS ?=
+robustness: $(STAMP)
+	$(BIN)/python -m posenc.book.robustness --jobs $(JOBS) $(CHAPTERS)
 
 clean:
 	rm -rf _build .pytest_cache

@@ -43,7 +43,7 @@ from posenc.paths import ROOT
 
 CACHE = ROOT / "_build" / ".jupyter_cache"
 
-__all__ = ["CACHE", "book_notebooks", "excluded_notebooks", "execute", "main"]
+__all__ = ["CACHE", "book_notebooks", "excluded_notebooks", "execute", "main", "run_notebook"]
 
 
 def _execute_config(root: Path) -> dict:
@@ -105,9 +105,16 @@ def _in_a_book_build() -> None:
 
 def _run_one(path: str, timeout: int) -> tuple[str, nbformat.NotebookNode | None, float, str | None]:
     """Execute one notebook in an empty folder; return it with its outputs, or the error's traceback."""
+    notebook, seconds, error = run_notebook(nbformat.read(path, as_version=4), timeout)
+    return path, notebook, seconds, error
+
+
+def run_notebook(notebook: nbformat.NotebookNode, timeout: int) -> tuple[nbformat.NotebookNode | None, float,
+                                                                         str | None]:
+    """Execute a notebook (in place) in an empty folder: (it with its outputs, seconds, None), or (None,
+    seconds, the error's traceback)."""
     from jupyter_cache.executors.utils import single_nb_execution
 
-    notebook = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory(prefix="posenc-run-") as folder, \
             tempfile.TemporaryDirectory(prefix="posenc-ipc-") as sockets:
         # Kernel and client talk over Unix sockets in a folder of their own, not over TCP ports that each
@@ -117,8 +124,8 @@ def _run_one(path: str, timeout: int) -> tuple[str, nbformat.NotebookNode | None
                          "AsyncKernelManager": {"client_class": "posenc.book.execute.WatchfulKernelClient"}})
         result = single_nb_execution(notebook, cwd=folder, timeout=timeout, allow_errors=False, config=config)
     if result.err is not None:
-        return path, None, result.time, result.exc_string
-    return path, notebook, result.time, None
+        return None, result.time, result.exc_string
+    return notebook, result.time, None
 
 
 def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2, timeout: int = 300,

@@ -51,6 +51,7 @@ from posenc.lib.attention import METHODS
 from posenc.lib.encoding import sinusoidal_encoding
 from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, parameter_count, train
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from posenc.lib.reproducibility import platform_signature
 from posenc.lib.tasks import ShiftedCopy
 from posenc.paths import RESULTS as RESULTS_DIR  # noqa: F401  (where the full sweeps are saved)
 
@@ -509,6 +510,8 @@ def save_results(path, experiment: Experiment, runs, name: str = "ch04", seconds
         "config": asdict(experiment),
         "seeds": list(experiment.seeds),
         "versions": {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__},
+        # The processor too: another CPU rounds differently, so a reader compares digits only on this one.
+        "platform": platform_signature(),
     }
     if seconds is not None:
         import os

@@ -1,0 +1,185 @@
+"""What a reader's run of a chapter can be expected to share with the committed results, and what to say.
+
+Training a model on a CPU is repeatable on one machine with one set of library versions, not across them:
+another CPU (AMD or Intel, AVX2 or AVX-512, ARM), another torch or numpy rounds the same sums differently,
+and after a few hundred steps of Adam the run has taken another path. So a chapter that trains models
+keeps two kinds of statement apart (CONTRIBUTING.md, "Claims about trained models"):
+
+* statements about the committed multi-seed files (``results/chNN.json``), asserted against the file. The
+  file does not change with the machine that renders the book. A threshold drawn from a file holds with a
+  margin against the spread of its seeds (:func:`clearly_above`, :func:`clearly_apart`), so that a
+  replication with new seeds is expected to reproduce it;
+* statements about the chapter's live run, a demonstration: either a property that holds for every seed
+  (checked on ten seed sets by ``make robustness``, see ``posenc.book.robustness``), or a sentence written
+  from the run itself, true whatever it gave.
+
+:func:`agreement` compares a live run with the file in words, never by raising: digit for digit where the
+platform is the one the file was made on (:func:`platform_signature`), as ranges elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+# What decides how a training run rounds: the processor and the numerical libraries (Python's version does
+# not enter the kernels' arithmetic, but it comes with other wheels, so it is recorded as well).
+DECIDING = ("cpu", "machine", "torch", "numpy")
+
+# Threshold claims drawn from a file clear their threshold by Z standard errors of a difference between the
+# file's mean and that of a replication of REPLICATION_SEEDS new seeds (about 1 in 160 for one claim when
+# the seeds' spread is normal).
+Z = 2.5
+REPLICATION_SEEDS = 5
+
+# Runs on the same platform from the same code are equal to the last bit; this allows for printing.
+SAME_RUN_TOLERANCE = 1e-9
+
+
+def cpu_model() -> str:
+    """The processor's model name (Linux: /proc/cpuinfo), else what the platform module knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "Hardware") and value.strip():
+                return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def platform_signature() -> dict:
+    """The processor and library versions a run was made with (saved beside every result file)."""
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:            # the package itself does not need torch
+        torch_version = None
+    return {"cpu": cpu_model(), "machine": platform.machine(), "python": platform.python_version(),
+            "numpy": np.__version__, "torch": torch_version}
+
+
+def same_platform(recorded: dict | None, here: dict | None = None) -> bool:
+    """True when a file was made on this processor with these versions of torch and numpy."""
+    here = platform_signature() if here is None else here
+    return bool(recorded) and all(recorded.get(key) == here.get(key) for key in DECIDING)
+
+
+def describe(signature: dict | None) -> str:
+    """'AMD EPYC (x86_64), torch 2.13.0+cpu, numpy 2.4.6', or 'an unrecorded machine'."""
+    if not signature:
+        return "an unrecorded machine"
+    return (f"{signature.get('cpu', 'an unknown CPU')} ({signature.get('machine', '?')}), "
+            f"torch {signature.get('torch')}, numpy {signature.get('numpy')}")
+
+
+def differences(recorded: dict | None, here: dict | None = None) -> list[str]:
+    """What differs between the file's platform and this one, e.g. ['CPU', 'torch']."""
+    here = platform_signature() if here is None else here
+    if not recorded:
+        return ["the platform (the file does not record it)"]
+    names = {"cpu": "CPU", "machine": "architecture", "torch": "torch", "numpy": "numpy"}
+    return [names[key] for key in DECIDING if recorded.get(key) != here.get(key)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Margins against the seed spread
+
+
+def margin(values, replication_seeds: int = REPLICATION_SEEDS, z: float = Z) -> float:
+    """How far a mean over ``values`` (one per seed) must clear a threshold for a replication with
+    ``replication_seeds`` new seeds to be expected on the same side: z * std * sqrt(1/n + 1/r)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if values.size < 2:
+        return math.inf if values.size == 0 else 0.0
+    return float(z * values.std(ddof=1) * math.sqrt(1 / values.size + 1 / replication_seeds))
+
+
+def clearly_above(values, threshold: float, **kwargs) -> bool:
+    """The mean of ``values`` exceeds ``threshold`` by more than its :func:`margin` (NaN never counts)."""
+    values = np.asarray(values, dtype=np.float64)
+    return bool(values.size and not np.isnan(values).all()
+                and np.nanmean(values) - margin(values, **kwargs) > threshold)
+
+
+def clearly_below(values, threshold: float, **kwargs) -> bool:
+    """The mean of ``values`` is below ``threshold`` by more than its :func:`margin`."""
+    return clearly_above(-np.asarray(values, dtype=np.float64), -threshold, **kwargs)
+
+
+def clearly_apart(larger, smaller, paired: bool = True, **kwargs) -> bool:
+    """``larger`` beats ``smaller`` with a margin: on the paired differences (the same seeds, one value each,
+    in the same order) when ``paired``, else on the difference of the two means (margins added in quadrature)."""
+    larger, smaller = np.asarray(larger, dtype=np.float64), np.asarray(smaller, dtype=np.float64)
+    if paired:
+        return clearly_above(larger - smaller, 0.0, **kwargs)
+    gap = np.nanmean(larger) - np.nanmean(smaller)
+    return bool(gap > math.hypot(margin(larger, **kwargs), margin(smaller, **kwargs)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# A live run next to the file, in words
+
+
+@dataclass
+class Agreement:
+    """How a live run compares with the committed file, and the sentence that says so."""
+
+    same_platform: bool
+    largest_gap: float                    # over the runs both made (same kind and seed); NaN if none
+    outside: dict[str, tuple[float, float, float]]   # kind -> (live value, file's min, file's max)
+    sentence: str
+
+    @property
+    def reproduced(self) -> bool:
+        """Digit for digit: the same platform and the shared runs equal."""
+        return self.same_platform and self.largest_gap <= SAME_RUN_TOLERANCE
+
+
+def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = "accuracy",
+              here: dict | None = None, digits: int = 3) -> Agreement:
+    """Compare a live run with a file, in a sentence that is true whatever the run gave.
+
+    ``pairs``: (live value, file value) for each run both made (the same kind and seed);
+    ``live``: kind -> the live run's values (one per seed); ``in_file``: kind -> the file's values (one per
+    seed). On the file's platform the shared runs should agree to the last digit; elsewhere a run that took
+    another path is expected, and the live values are set against the range of the file's seeds.
+    """
+    here = platform_signature() if here is None else here
+    gaps = [abs(a - b) for a, b in pairs if not (math.isnan(a) and math.isnan(b))]
+    gap = max(gaps) if gaps else math.nan
+    outside = {}
+    for kind, values in live.items():
+        spread = np.asarray(in_file.get(kind, ()), dtype=np.float64)
+        if spread.size == 0 or np.isnan(spread).all():
+            continue
+        low, high = float(np.nanmin(spread)), float(np.nanmax(spread))
+        for value in np.atleast_1d(np.asarray(values, dtype=np.float64)):
+            if not math.isnan(value) and not (low <= value <= high):
+                outside[kind] = (float(value), low, high)
+    same = same_platform(recorded_platform, here)
+    n_kinds = sum(1 for kind in live if kind in in_file)
+    ranges = (f"{n_kinds - len(outside)} of your {n_kinds} {what} values lie within the range of the file's "
+              f"seeds" + ("" if not outside else "; outside it: " + ", ".join(
+                  f"{kind} {value:.{digits}f} (file {low:.{digits}f}–{high:.{digits}f})"
+                  for kind, (value, low, high) in outside.items())))
+    if same and gaps and gap <= SAME_RUN_TOLERANCE:
+        sentence = (f"This machine ({describe(here)}) is the one the file was made on, and the runs you share "
+                    f"with it agree to {gap:.0e}: the file is reproduced digit for digit.")
+    elif same and gaps:
+        sentence = (f"This machine is the one the file was made on ({describe(here)}), yet the runs you share "
+                    f"with it differ by up to {gap:.2g}: the code has changed since the file was written "
+                    f"(`make experiments` writes it again). {ranges.capitalize()}.")
+    else:
+        changed = " and ".join(differences(recorded_platform, here))
+        sentence = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another "
+                    f"{changed} rounds the same sums differently, so training takes another path and a run "
+                    f"can differ from the file's run of the same seed"
+                    + (f" (here by up to {gap:.2g})" if gaps else "")
+                    + f": compare ranges, not digits. {ranges.capitalize()}.")
+    return Agreement(same, gap, outside, sentence)

@@ -1,0 +1,143 @@
+"""The chapters' claims about live runs hold for other seeds: results/robustness.json is complete, all-true
+and current (``make robustness`` writes it; posenc.book.robustness), and the seed shift it relies on works."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from posenc.book import robustness
+from posenc.lib import reproducibility as rep
+from tests.conftest import ROOT
+
+DATA = json.loads(robustness.RESULTS_FILE.read_text()) if robustness.RESULTS_FILE.is_file() else {}
+ENTRIES = DATA.get("chapters", {})
+FIX = "run `make robustness CHAPTERS={chapter}` (python -m posenc.book.robustness {chapter}) and commit the file"
+
+
+def test_the_file_exists():
+    assert ENTRIES, f"{robustness.RESULTS_FILE} is missing: run `make robustness` and commit it"
+
+
+@pytest.mark.parametrize("chapter", robustness.TRAINING_CHAPTERS)
+def test_every_training_chapter_ran_on_ten_other_seed_sets_and_went_through(chapter):
+    entry = ENTRIES.get(chapter)
+    assert entry, f"{chapter} has no entry in {robustness.RESULTS_FILE.name}: " + FIX.format(chapter=chapter)
+    shifts = {run["shift"] for run in entry["runs"]}
+    assert len(shifts) >= 10 and 0 not in shifts, f"{chapter}: shifts {sorted(shifts)} (10 besides the book's own)"
+    failed = [f"shift {run['shift']}:\n{run.get('error', '')[-800:]}" for run in entry["runs"] if not run["ok"]]
+    assert not failed and entry["all_ok"], f"{chapter} stops with other seeds:\n" + "\n".join(failed)
+
+
+@pytest.mark.parametrize("chapter", robustness.TRAINING_CHAPTERS)
+def test_the_entry_describes_todays_code(chapter):
+    entry = ENTRIES.get(chapter)
+    if not entry:
+        pytest.fail(f"{chapter} has no entry: " + FIX.format(chapter=chapter))
+    assert entry["modules"], f"{chapter}: no course module recorded"
+    reasons = robustness.stale_reasons(chapter, entry)
+    assert not reasons, f"{chapter}'s entry is stale ({'; '.join(reasons)}): " + FIX.format(chapter=chapter)
+
+
+TRAINS = re.compile(r"\b(sweep|run_one|train|fine_tune|finetune)\s*\(")
+
+
+def test_no_other_notebook_trains_a_model():
+    training = set(robustness.TRAINING_CHAPTERS.values())
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        if TRAINS.search(code):
+            assert str(path.relative_to(ROOT)) in training, f"{path.name} trains a model: add it to TRAINING_CHAPTERS"
+
+
+def test_the_fingerprint_ignores_the_install_cell_and_markdown(tmp_path):
+    path = ROOT / robustness.TRAINING_CHAPTERS["ch04"]
+    notebook = nbformat.read(path, as_version=4)
+    before = robustness.code_fingerprint(path)
+    for cell in notebook.cells:
+        if cell.get("id") == robustness.INSTALL_CELL_ID:
+            cell.source += "\n# a fork's own URL"
+        elif cell.cell_type == "markdown":
+            cell.source += " More words."
+    (tmp_path / "notebooks").mkdir()
+    copy = tmp_path / robustness.TRAINING_CHAPTERS["ch04"]
+    nbformat.write(notebook, copy)
+    assert robustness.code_fingerprint(copy) == before
+    notebook.cells[-1].source += "\n" if notebook.cells[-1].cell_type == "code" else ""
+    code_cells = [c for c in notebook.cells if c.cell_type == "code" and c.get("id") != robustness.INSTALL_CELL_ID]
+    code_cells[-1].source += "\nx = 1"
+    nbformat.write(notebook, copy)
+    assert robustness.code_fingerprint(copy) != before
+
+
+def test_package_relative_names_a_module_wherever_it_is_installed():
+    assert robustness.package_relative("/x/site-packages/posenc/lib/models.py") == "posenc/lib/models.py"
+    assert robustness.package_relative("/home/me/posenc/posenc/lib/models.py") == "posenc/lib/models.py"
+    assert robustness.package_relative("/usr/lib/python3/json/__init__.py") is None
+
+
+def test_the_seed_shift_moves_every_torch_seed_by_the_same_constant():
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    original = torch.manual_seed
+    try:
+        exec(robustness.SHIFT_CELL.format(shift=1000), namespace)
+        torch.manual_seed(3)
+        shifted = torch.rand(4)
+        torch.random.manual_seed(3)
+        assert torch.equal(torch.rand(4), shifted)
+    finally:
+        torch.manual_seed = torch.random.manual_seed = original
+    original(1003)
+    assert torch.equal(torch.rand(4), shifted)
+
+
+# ---------------------------------------------------------------------------------------------------
+# posenc.lib.reproducibility: the words a chapter uses when a live run meets the file
+
+HERE = {"cpu": "AMD EPYC", "machine": "x86_64", "python": "3.11.7", "torch": "2.13.0+cpu", "numpy": "2.4.6"}
+ELSEWHERE = {**HERE, "cpu": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz"}
+
+
+def test_on_the_files_platform_equal_runs_are_called_reproduced():
+    result = rep.agreement([(0.98, 0.98)], {"t5": [0.98]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
+    assert result.reproduced and "digit for digit" in result.sentence
+
+
+def test_on_the_files_platform_a_difference_points_at_changed_code():
+    result = rep.agreement([(0.95, 0.98)], {"t5": [0.95]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
+    assert not result.reproduced and "code has changed" in result.sentence and "outside it: t5" in result.sentence
+
+
+def test_on_another_platform_ranges_are_compared_and_the_difference_is_named():
+    result = rep.agreement([(0.957, 1.0)], {"t5": [0.957], "alibi": [0.99]}, {"t5": [0.99, 1.0], "alibi": [0.98, 1.0]},
+                           ELSEWHERE, here=HERE)
+    assert not result.same_platform and not result.reproduced
+    assert "Another CPU" in result.sentence and "1 of your 2 accuracy values" in result.sentence
+    assert "t5 0.957 (file 0.990–1.000)" in result.sentence
+    unrecorded = rep.agreement([], {"t5": [0.99]}, {"t5": [0.98, 1.0]}, None, here=HERE)
+    assert "does not record it" in unrecorded.sentence and "1 of your 1" in unrecorded.sentence
+
+
+def test_margins_grow_with_the_seed_spread_and_shrink_with_more_seeds():
+    assert rep.margin([1.0, 1.0, 1.0]) == 0.0
+    spread = [0.90, 0.96, 0.99, 0.93, 0.97]
+    assert rep.margin(spread) > rep.margin(spread * 4) > 0
+    assert rep.clearly_above([0.99, 1.0, 1.0], 0.95) and not rep.clearly_above(spread, 0.95)
+    assert rep.clearly_below([0.1, 0.12, 0.11], 0.3) and not rep.clearly_below([0.1, 0.5, 0.2], 0.3)
+    assert rep.clearly_apart([0.9, 0.92, 0.95], [0.5, 0.52, 0.56])
+    assert not rep.clearly_apart([0.9, 0.5, 0.95], [0.5, 0.52, 0.56])
+    assert not rep.clearly_above([float("nan")] * 3, 0.0)
+
+
+def test_result_files_record_the_platform(tmp_path):
+    pytest.importorskip("torch")
+    from posenc.lib import experiments as ex
+
+    config = ex.LengthExperiment(seeds=(0,), steps=2, kinds=("none",), n_eval=4, eval_length=20)
+    runs = ex.sweep(config, keep_models=False)
+    data = ex.save_results(tmp_path / "x.json", config, runs, "ch04")
+    assert data["platform"] == rep.platform_signature() and rep.same_platform(data["platform"])
