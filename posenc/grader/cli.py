@@ -323,6 +323,11 @@ def _stop_on_interrupt(executor: ThreadPoolExecutor, pool: ServerPool):
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["gradescope"]:             # python -m posenc.grader gradescope chNN --out bundle.zip
+        from posenc.grader.gradescope import main as gradescope_main
+
+        return gradescope_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m posenc.grader", description=__doc__.split("\n\n")[0],
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -90,7 +90,8 @@ class ForkServer:
     """One fork server per exercise set, with that set's modules imported once; inside bubblewrap
     (``sandboxed``), or a plain process (``--no-sandbox``)."""
 
-    def __init__(self, warm: list[str], workdir: str, sandboxed: bool = True, python: str | None = None):
+    def __init__(self, warm: list[str], workdir: str, sandboxed: bool = True, python: str | None = None,
+                 user: int | None = None):
         self.warm, self.sandboxed = list(warm), sandboxed
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control = ours
@@ -102,10 +103,13 @@ class ForkServer:
             env, cwd = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "/"
         else:
             env, cwd = kernel_environment(workdir), workdir
+        # ``user``: without bubblewrap, as root, the server and its kernels run as this unprivileged user
+        # (a Gradescope container: see posenc.grader.gradescope)
+        as_user = {} if user is None else {"user": user, "group": user, "extra_groups": []}
         self.process = subprocess.Popen(
             command, pass_fds=[theirs.fileno()], cwd=cwd, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True)
+            start_new_session=True, **as_user)
         theirs.close()
         ready, _, _ = select.select([self.control], [], [], 120)
         data = self.control.recv(65536) if ready else b""

@@ -206,13 +206,21 @@ class ServerPool:
     the base server (NumPy, IPython, the course library) parses notebooks and serves the sets that need
     nothing more; a set that imports more (torch) gets its own."""
 
-    def __init__(self, sandboxed: bool = True):
+    def __init__(self, sandboxed: bool = True, user: int | None = None):
         self.sandboxed = sandboxed
+        self.user = None if sandboxed else user      # without bubblewrap: the kernels' user (None: ours)
         self.servers: dict[tuple[str, ...], ForkServer] = {}
         self.lock = threading.Lock()
         self.closed = False
         # Without bubblewrap, servers and parsing kernels work in a folder of their own on this machine.
-        self.home = None if sandboxed else tempfile.mkdtemp(prefix="posenc-grade-server-")
+        self.home = None if sandboxed else self.folder("posenc-grade-server-")
+
+    def folder(self, prefix: str) -> str:
+        """A new folder for a kernel (without bubblewrap), owned by the kernels' user."""
+        path = tempfile.mkdtemp(prefix=prefix)
+        if self.user is not None:
+            os.chown(path, self.user, self.user)
+        return path
 
     @staticmethod
     def warm_modules(set_id: str | None = None) -> tuple[str, ...]:
@@ -228,7 +236,7 @@ class ServerPool:
             if key in self.servers and not self.servers[key].alive:     # it died: start another
                 self.servers.pop(key).close()
             if key not in self.servers:
-                self.servers[key] = ForkServer(list(key), self.home or "/", sandboxed=self.sandboxed)
+                self.servers[key] = ForkServer(list(key), self.home or "/", sandboxed=self.sandboxed, user=self.user)
             return self.servers[key]
 
     def parse(self, raw: bytes, filename: str) -> dict:
@@ -271,7 +279,7 @@ def grade_submission(sub: Submission, plan: Plan, pool: ServerPool, settings: Se
     """Run and judge one submission; never raises for anything the student did."""
     graded = Graded(sub)
     start = time.perf_counter()
-    workdir = None if pool.sandboxed else tempfile.mkdtemp(prefix="posenc-grade-")
+    workdir = None if pool.sandboxed else pool.folder("posenc-grade-")
     session = _Session(sub, plan, pool, settings, graded, workdir)
     try:
         session.grade()
