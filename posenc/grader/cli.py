@@ -31,6 +31,7 @@ from pathlib import Path
 
 from posenc.exercises import SET_IDS
 from posenc.grader.kernel import Limits
+from posenc.grader.lms import LMS, match, read_roster, students_by_file, write_canvas, write_moodle
 from posenc.grader.report import (
     Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
     write_lecturer_report,
@@ -197,7 +198,9 @@ def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
 
 def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None, extra_tests: Path | None = None,
                 settings: Settings | None = None, jobs: int = 2, set_id: str | None = None,
-                stream=None, quiet: bool = False, lecturer_report: Path | None = None) -> int:
+                stream=None, quiet: bool = False, lecturer_report: Path | None = None,
+                roster: Path | None = None, lms: list[str] = (), assignment: str | None = None,
+                assignment_id: str = "") -> int:
     """Grade, write the CSV (and feedback), print the summary; the exit status."""
     stream = stream or sys.stdout
     settings = settings or Settings()
@@ -208,6 +211,14 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
     if settings.limits.sandbox and find_bwrap() is None:
         say(sys.stderr, "error: " + NO_BWRAP)
         return 2
+    for name in lms:
+        if name not in LMS:
+            say(sys.stderr, f"error: --lms {terminal_text(name)}: one of {', '.join(LMS)}")
+            return 2
+    if lms and roster is None:
+        say(sys.stderr, "error: --lms needs --roster (a CSV of student_id,name,email[,submission])")
+        return 2
+    students = read_roster(roster) if roster is not None else None      # a bad roster stops before grading
     files = find_submissions(paths)
     if not files:
         say(sys.stderr, "error: no .ipynb submissions found in " + terminal_text(" ".join(paths)))
@@ -263,14 +274,24 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
         pool.close()
     graded = [results[id(sub)] for sub in subs]
     copies = find_copies(graded, template_sources(chosen) if chosen else set())
+    matching = match(students, graded) if students is not None else None
+    roster_problems = matching.problems() if matching else []
     seconds = time.perf_counter() - start
 
     try:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_csv(out, plan, graded, settings.seed)
+        write_csv(out, plan, graded, settings.seed, students_by_file(matching) if matching else None)
         report = lecturer_report if lecturer_report is not None else out.with_name(out.stem + ".lecturer.txt")
-        write_lecturer_report(report, plan, graded, copies, note)
+        write_lecturer_report(report, plan, graded, copies, note, roster_problems)
+        title = assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
+        gradebooks = []
+        for name in dict.fromkeys(lms):
+            gradebooks.append(out.with_name(f"{out.stem}.{name}.csv"))
+            if name == "canvas":
+                write_canvas(gradebooks[-1], matching, plan, title, assignment_id)
+            else:
+                write_moodle(gradebooks[-1], matching, plan, title)
         if feedback_dir:
             feedback_dir = Path(feedback_dir)
             feedback_dir.mkdir(parents=True, exist_ok=True)
@@ -281,6 +302,10 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
         return 2
     if not quiet:
         say(stream, summary(graded, plan, seconds, settings.seed, note, copies))
+        if roster_problems:
+            say(stream, "Roster:\n" + "\n".join(f"  {line}" for line in roster_problems))
+        for book in gradebooks:
+            say(stream, f"Wrote {book} for the LMS's grade import")
         if sandbox is not None:
             say(stream, "Kernels confined by " + ("; ".join(sandbox) if sandbox else "nothing beyond the time limits"))
         if not settings.limits.sandbox:
@@ -339,6 +364,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the lecturer's report: private checks' diagnoses, copies, flags "
                              "(default: the CSV's name with .lecturer.txt)")
     parser.add_argument("--set", dest="set_id", help="the exercise set to grade (default: detected)")
+    parser.add_argument("--roster", type=Path, help="CSV of student_id,name,email[,submission]: whose file is "
+                                                    "which; the gradebook is then keyed by student id")
+    parser.add_argument("--lms", action="append", default=[], choices=LMS,
+                        help="also write the LMS's import CSV (canvas, moodle; may be given twice); needs --roster")
+    parser.add_argument("--assignment", help="the assignment's name in the LMS (default: Exercise set chNN)")
+    parser.add_argument("--assignment-id", default="", help="Canvas: the assignment's id (its column is then "
+                                                            "'name (id)'; without one Canvas makes a new assignment)")
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S",
                         help="seconds of computing the student's code may use for one question (default 10)")
     parser.add_argument("--timeout-per-cell", type=float, default=None, metavar="S",
@@ -368,7 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return grade_files(args.submissions, out=args.out, feedback_dir=args.feedback_dir,
                            extra_tests=args.extra_tests, settings=settings, jobs=args.jobs,
-                           set_id=args.set_id, quiet=args.quiet, lecturer_report=args.lecturer_report)
+                           set_id=args.set_id, quiet=args.quiet, lecturer_report=args.lecturer_report,
+                           roster=args.roster, lms=args.lms, assignment=args.assignment,
+                           assignment_id=args.assignment_id)
     except UsageError as exc:      # the lecturer's input (extra tests, set): say what is wrong
         say(sys.stderr, f"error: {terminal_text(str(exc))}")
         return 2

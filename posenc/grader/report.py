@@ -76,21 +76,25 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int) -> None:
+def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, students: dict | None = None) -> None:
+    """The gradebook; with a roster (``students``: file -> its student), keyed by student id first."""
     questions = plan.questions if plan else []
-    header = ["file", *[q.qid for q in questions], "total", "percentage", "status", "message"]
+    keys = ["student_id", "name"] if students is not None else []
+    header = [*keys, "file", *[q.qid for q in questions], "total", "percentage", "status", "message"]
     # UTF-8 with a byte-order mark: Excel opens it as UTF-8 (without one it guesses the system's code page)
     with open(path, "w", newline="", encoding="utf-8-sig", errors="replace") as handle:
         writer = csv.writer(handle)
         writer.writerow([csv_cell(h) for h in header])
         if plan:
             writer.writerow([csv_cell(c) for c in [
-                "(maximum)", *[_points(q.points) for q in questions], _points(plan.max_points),
+                *[""] * len(keys), "(maximum)", *[_points(q.points) for q in questions], _points(plan.max_points),
                 "100", "", f"exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}; seed {seed}"
                 + ("; private: " + ", ".join(q.qid for q in questions if q.private)
                    if any(q.private for q in questions) else "")]])
         for g in graded:
-            writer.writerow([csv_cell(c) for c in csv_row(g, plan)])
+            student = students.get(g.submission.name) if students is not None else None
+            ids = ([student.student_id, student.name] if student else ["", ""]) if keys else []
+            writer.writerow([csv_cell(c) for c in [*ids, *csv_row(g, plan)]])
 
 
 def csv_row(g: Graded, plan: Plan | None) -> list[str]:
@@ -208,7 +212,8 @@ def broken_private(graded: list[Graded]) -> dict[str, tuple[int, str]]:
     return found
 
 
-def lecturer_report_text(plan: Plan | None, graded: list[Graded], copies: list[list[str]], note: str) -> str:
+def lecturer_report_text(plan: Plan | None, graded: list[Graded], copies: list[list[str]], note: str,
+                         roster: list[str] = ()) -> str:
     """For the lecturer only (never the students): why each private check failed, the checks that look
     broken, the groups of copies, and every submission's flags and notes."""
     lines = ["Lecturer's report (not for students: it holds the private checks' diagnoses)", ""]
@@ -226,6 +231,8 @@ def lecturer_report_text(plan: Plan | None, graded: list[Graded], copies: list[l
             lines.append(f"  {q.qid} ({one_line(q.title, 100)}, {_points(q.points)} points): passed by {passed} "
                          f"of {len(results)}" + (f"; its judge raised on {broken[q.qid][0]}: is it broken?"
                                                  if q.qid in broken else ""))
+    if roster:
+        lines += ["", "Roster:"] + [f"  {line}" for line in roster]
     if copies:
         lines += ["", "Same program (comments and layout aside; nobody is marked down):"]
         lines += ["  " + " = ".join(one_line(name, 200) for name in group) for group in copies]
@@ -243,8 +250,8 @@ def lecturer_report_text(plan: Plan | None, graded: list[Graded], copies: list[l
 
 
 def write_lecturer_report(path: Path, plan: Plan | None, graded: list[Graded], copies: list[list[str]],
-                          note: str) -> None:
-    write_feedback(path, lecturer_report_text(plan, graded, copies, note))
+                          note: str, roster: list[str] = ()) -> None:
+    write_feedback(path, lecturer_report_text(plan, graded, copies, note, roster))
 
 
 def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, note: str,
