@@ -29,6 +29,7 @@ from tests.conftest import ROOT
 from tests.submissions import require_bwrap
 
 CORPUS = ROOT / "tests" / "submissions"
+EXAMPLE = ROOT / "posenc" / "grader" / "examples" / "private_checks" / "ch01_extra.py"
 
 HOSTILE_WAVELENGTH = '''import os
 
@@ -111,6 +112,7 @@ def lecturer_run(tmp_path_factory):
     hand_ins.mkdir()
     private.mkdir()
     (private / "checks.py").write_text(PRIVATE)
+    shutil.copy(EXAMPLE, private)              # README's example file of private checks, as it is
     alice = json.loads((CORPUS / "ch01_correct_alice.ipynb").read_text())
     notebooks = {
         "ch01_alice.ipynb": alice,
@@ -204,7 +206,7 @@ def test_3c_every_installed_copy_of_the_checks_is_hidden(tmp_path, monkeypatch):
 def test_3d_student_text_cannot_forge_grader_lines(lecturer_run):
     fox = feedback_of(lecturer_run, "ch01_forger_fox.ipynb")
     lines = fox.splitlines()
-    assert [line for line in lines if line.startswith("Score:")] == ["Score: 14/15 (93%)"], fox
+    assert [line for line in lines if line.startswith("Score:")] == ["Score: 17/18 (94%)"], fox
     assert sum(line.startswith("[PASS] q1") for line in lines) == 1
     assert not any(line.lstrip().startswith(("[PASS]", "Score:")) and line != line.lstrip() for line in lines)
     assert "\u2028" not in fox
@@ -224,6 +226,14 @@ def test_3e_a_copy_is_reported_as_a_pair_and_nobody_is_marked_down(lecturer_run)
 
 # ---------------------------------------------------------------------------------------------------
 # 4. A lecturer's class
+
+
+def test_4a_the_example_file_of_private_checks_grades(lecturer_run):
+    alice = lecturer_run["rows"]["ch01_alice.ipynb"]
+    assert (alice["x_base"], alice["x_rows"]) == ("2", "1")
+    maximum = next(r for name, r in lecturer_run["rows"].items() if name == "(maximum)")
+    assert maximum["x_base"] == "2" and maximum["x_rows"] == "1" and "x_base" in maximum["message"]
+    assert "x_base" not in feedback_of(lecturer_run, "ch01_alice.ipynb")
 
 
 def test_4a_a_broken_private_check_is_reported_to_the_lecturer_only(lecturer_run):
