@@ -11,7 +11,7 @@ What Gradescope's autograder specification asks, as this module relies on it (gr
   ``/autograder`` as its working directory, once per submission, in a container of its own;
 * the student's files are in ``/autograder/submission``; the result goes to
   ``/autograder/results/results.json``; what ``run_autograder`` prints is kept for the instructor only;
-* results.json: ``score`` (optional when the tests have scores), ``execution_time`` (seconds), ``output``
+* results.json: ``score`` (optional when the tests have scores), ``execution_time`` (seconds, optional), ``output``
   (text for the whole submission), ``visibility`` and ``stdout_visibility``, ``extra_data``, and
   ``tests``, each with ``score``, ``max_score``, ``status`` ("passed"/"failed"), ``name``, ``number``,
   ``output``, ``tags`` and ``visibility``; a visibility is one of "hidden", "after_due_date",
@@ -244,7 +244,7 @@ def _pick(folder: Path, set_id: str, pool: ServerPool) -> tuple[Submission | Non
 
 
 def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_visibility: str,
-                 seconds: float, confinement: str) -> dict:
+                 confinement: str) -> dict:
     """Gradescope's results.json for one submission (see the module's docstring for the fields)."""
     from posenc.grader.report import feedback_text
 
@@ -270,10 +270,12 @@ def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_
     else:
         output = "\n".join(one_line(r, 2000) for r in reasons)
     total = sum(t["score"] for t in tests)
-    return {"score": total, "execution_time": round(seconds, 1), "output": output, "visibility": "visible",
-            "stdout_visibility": "hidden", "tests": tests,
-            "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement,
-                           "status": graded.status if graded is not None else NOT_GRADED}}
+    # No execution_time (optional) and no status flags here: how long grading took, or that a limit was hit,
+    # could tell a student what a private check did; the instructor reads both on the autograder's output.
+    graded_ok = graded is not None and graded.submission.gradable
+    return {"score": total, "output": output, "visibility": "visible", "stdout_visibility": "hidden",
+            "tests": tests, "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement,
+                                           "graded": graded_ok}}
 
 
 def run(root: Path) -> int:
@@ -320,7 +322,8 @@ def run(root: Path) -> int:
     finally:
         if pool is not None:
             pool.close()
-    data = results_json(plan, graded, reasons, visibility, time.perf_counter() - start, confinement)
+    print(f"Graded in {time.perf_counter() - start:.1f} s" + (f", status {graded.status}" if graded else ""))
+    data = results_json(plan, graded, reasons, visibility, confinement)
     (results / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
