@@ -2,6 +2,8 @@
 
     python -m posenc.grader submissions/ --out grades.csv --feedback-dir feedback/
     python -m posenc.grader a.ipynb b.ipynb --out grades.csv --extra-tests ~/private-checks --jobs 2
+    python -m posenc.grader hand-ins/ --out grades.csv --roster roster.csv --lms canvas --set ch01
+    python -m posenc.grader gradescope ch01 --out autograder_ch01.zip     (see posenc.grader.gradescope)
 
 Each submission runs in its own kernel process, forked from a warm server inside bubblewrap, with
 namespaces, a folder and limits of its own (computing time per cell and per question, total time per
@@ -9,9 +11,10 @@ notebook, memory, disk); each question's answers are collected there on inputs t
 judged here, in the grading process. Without bubblewrap the grader refuses to run unless told
 --no-sandbox. See ``posenc.grader`` for how.
 
-Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why),
-2 when the command itself is wrong (no submissions, an unknown --set, a broken --extra-tests folder, no
-bubblewrap) or its output cannot be written.
+Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why;
+everything else was graded and written), 2 when nothing was graded because the command itself is wrong (no
+submissions, an unknown --set, notebooks of two sets without --set, a broken --extra-tests folder or
+roster, no bubblewrap or bubblewrap refused) or its output cannot be written.
 """
 
 from __future__ import annotations
