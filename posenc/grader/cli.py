@@ -67,7 +67,7 @@ def display_name(name: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-def find_submissions(paths: list[str]) -> list[Found]:
+def find_submissions(paths: list[str], exclude: tuple[Path, ...] = ()) -> list[Found]:
     """Files and folders (searched recursively, never through a symbolic link), in order: every file a
     folder holds is listed (those not named .ipynb as not notebooks), hidden files and checkpoints aside.
 
@@ -77,6 +77,7 @@ def find_submissions(paths: list[str]) -> list[Found]:
     """
     found: list[Found] = []
     seen: set[str] = set()
+    skip = [os.path.abspath(p) for p in exclude]       # what this run writes (a hand-in folder may hold it)
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -93,8 +94,8 @@ def find_submissions(paths: list[str]) -> list[Found]:
             items = [(path, path.name, True)]
         for file, name, notebook in items:
             key = os.path.abspath(file)
-            if key in seen:             # the same file named twice is graded once
-                continue
+            if key in seen or (not notebook and any(key == p or key.startswith(p + os.sep) for p in skip)):
+                continue                # the same file named twice is graded once; our own output is no upload
             seen.add(key)
             found.append(Found(file, name, os.path.islink(file), notebook))
     counts = Counter(f.name for f in found)
@@ -222,7 +223,11 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
         say(sys.stderr, "error: --lms needs --roster (a CSV of student_id,name,email[,submission])")
         return 2
     students = read_roster(roster) if roster is not None else None      # a bad roster stops before grading
-    files = find_submissions(paths)
+    out = Path(out)
+    report = lecturer_report if lecturer_report is not None else out.with_name(out.stem + ".lecturer.txt")
+    ours = (out, report, *(out.with_name(f"{out.stem}.{name}.csv") for name in LMS),
+            *((Path(feedback_dir),) if feedback_dir else ()))
+    files = find_submissions(paths, exclude=ours)
     if not files:
         say(sys.stderr, "error: no .ipynb submissions found in " + terminal_text(" ".join(paths)))
         return 2
@@ -282,10 +287,8 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
     seconds = time.perf_counter() - start
 
     try:
-        out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         write_csv(out, plan, graded, settings.seed, students_by_file(matching) if matching else None)
-        report = lecturer_report if lecturer_report is not None else out.with_name(out.stem + ".lecturer.txt")
         write_lecturer_report(report, plan, graded, copies, note, roster_problems)
         title = assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
         gradebooks = []
