@@ -98,13 +98,13 @@ def test_canvas_gradebook_follows_the_import_s_header_rules(class_run):
         assert body[student_id][5] == points, student_id
     assert body[class_run["twice"]["student_id"]][5] == ""           # two notebooks: the lecturer chooses
     assert body[class_run["pdf_only"]["student_id"]][5] == "0"       # a PDF is not a notebook
-    assert body["1029"][5] == "" and body["1030"][5] == ""           # no submission: nothing overwritten
+    assert body["1029"][5] == "" and body["1030"][5] == ""           # no submission: no grade written
     assert "9999" not in body
 
 
 def test_moodle_gradebook_has_an_identifier_and_a_grade_column(class_run):
     table = read(class_run["out"].with_name("grades.moodle.csv"))
-    assert table[0] == ["Email address", "ID number", "Full name", "Sinusoids"]
+    assert table[0] == ["Email address", "Roster ID", "Full name", "Sinusoids"]
     body = {row[0]: row for row in table[1:]}
     assert len(body) == 30 and body["s1001@uni.example"][3] == class_run["expected"]["1001"]
 
@@ -153,7 +153,7 @@ def test_moodle_s_per_student_folders_are_matched_by_participant_id(tmp_path):
     out = tmp_path / "moodle.csv"
     write_moodle(out, matching, Plan.make("ch05"), "Relative biases")
     table = read(out)
-    assert table[0] == ["Email address", "ID number", "Full name", "Relative biases"]
+    assert table[0] == ["Email address", "Roster ID", "Full name", "Relative biases"]
     assert [row[3] for row in table[1:]] == ["0", "", "0"]      # not graded here: ungradable rows give 0, two give ""
 
 

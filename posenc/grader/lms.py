@@ -16,12 +16,15 @@ student, a file that two students' patterns match, and two notebooks for one stu
 universities' guides describe it (facts, in our words): the leading columns ``Student``, ``ID``, ``SIS User
 ID``, ``SIS Login ID``, ``Section`` identify the student (the export's own columns, which the import
 matches), then one column per assignment named ``Assignment name (assignment id)`` (a name without an id
-makes a new assignment); an empty cell changes nothing; the export's second row, ``Points Possible``, is
-written too. UTF-8.
+makes a new assignment); a score in the file overwrites one already there; the export's second row,
+``Points Possible``, is written too. UTF-8.
 
-**Moodle** (``--lms moodle``): its CSV grade import maps one column to identify users (here ``Email
-address``, mapped to the user field "Email address" on the import page) and one column to the grade item
-(here named after the assignment). Comma-separated, UTF-8.
+**Moodle** (``--lms moodle``): its CSV grade import (grade/import/csv in Moodle's source) identifies each
+row's user by one column mapped to the user's id, ID number, email address or username (here ``Email
+address``, mapped to the user field "Email address" on the import page) and maps another column to the
+grade item (here named after the assignment); a cell that is empty or ``-`` sets no grade (it clears one
+already there). ``Roster ID`` is the roster's id, for the lecturer's eyes (Moodle's "ID number" is another
+field). Comma-separated, UTF-8.
 """
 
 from __future__ import annotations
@@ -172,7 +175,7 @@ def write_canvas(path: Path, matching: Matching, plan: Plan | None, assignment: 
 def write_moodle(path: Path, matching: Matching, plan: Plan | None, assignment: str) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["Email address", "ID number", "Full name", csv_cell(assignment)])
+        writer.writerow(["Email address", "Roster ID", "Full name", csv_cell(assignment)])
         for s in matching.students:
             writer.writerow([csv_cell(v) for v in (s.email, s.student_id, s.name, grade_of(s, plan))])
 
