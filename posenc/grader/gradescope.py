@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
