@@ -25,7 +25,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade experiments robustness clean
+.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade gradescope experiments robustness clean
 
 help:
 	@sed -n 's/^#  *//p' Makefile | head -8
@@ -90,12 +90,24 @@ exercises: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m posenc.bench
 
-# make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/]
+# make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
+# (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of
+# git). The grader's exit status 1 (some files could not be graded: their rows say why) is routine, not a
+# failure of make; 2 (a usage error) and anything else are.
 SUBMISSIONS ?= hand-ins
 OUT         ?= grades.csv
 FEEDBACK    ?= feedback
+GRADE_ARGS  ?=
 grade: $(STAMP)
-	$(BIN)/python -m posenc.grader $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK)
+	@status=0; $(BIN)/python -m posenc.grader $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK) $(GRADE_ARGS) || status=$$?; \
+	if [ $$status -eq 1 ]; then echo "Note: at least 1 file could not be graded (its row in $(OUT) says why); everything else was."; \
+	elif [ $$status -ne 0 ]; then exit $$status; fi
+
+# make gradescope SET=ch01 [EXTRA=~/private-checks]: the Gradescope autograder autograder_ch01.zip
+SET   ?= ch01
+EXTRA ?=
+gradescope: $(STAMP)
+	$(BIN)/python -m posenc.grader gradescope $(SET) --out autograder_$(SET).zip $(if $(EXTRA),--extra-tests $(EXTRA))
 
 experiments: $(STAMP)
 	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
