@@ -98,9 +98,11 @@ def test_the_generated_blocks_name_the_deck_homework_and_every_quiz_question(set
     import json
 
     plan, homework = teaching.markdown(set_id), teaching.after_activity_markdown(set_id)
-    href = re.search(r'href="([^"]+)"', plan).group(1)
-    assert posixpath.normpath(posixpath.join("book", href)) == f"slides/{set_id}.html", \
-        "the guide is book/teaching-guide.html; the decks are slides/chNN.html"
+    link = re.search(r'href="([^"]+)"', plan)
+    assert bool(link) == teaching.has_deck(set_id)
+    if link:
+        assert posixpath.normpath(posixpath.join("book", link.group(1))) == f"slides/{set_id}.html", \
+            "the guide is book/teaching-guide.html; the decks are slides/chNN.html"
     assert f"about **{teaching._duration(teaching.exercise_minutes(set_id))}**" in homework
     text = " ".join(_text(homework).split())
     for question in json.loads((ROOT / "book" / "quizzes" / f"{set_id}.json").read_text()):
@@ -108,6 +110,16 @@ def test_the_generated_blocks_name_the_deck_homework_and_every_quiz_question(set
     for qid in (q.qid for q in load_set(set_id).questions):
         assert f"| {qid}: " in homework
     assert teaching.objectives(set_id) and all(item in plan for item in teaching.objectives(set_id))
+
+
+@pytest.mark.parametrize("described", [True, False])
+def test_the_plan_links_the_deck_only_when_the_chapter_has_one(tmp_path, monkeypatch, described):
+    if described:
+        (tmp_path / "ch02.yml").write_text("chapter: notebooks/02_relative_shift.ipynb\n")
+    monkeypatch.setattr(teaching, "DECK_DESCRIPTIONS", tmp_path)
+    plan = teaching.markdown("ch02")
+    assert ('<a href="../slides/ch02.html">' in plan) == described
+    assert "**Lecture plan**" in plan and "in proportion to each section's length" in plan
 
 
 def test_the_module_plans_cover_part_one_and_then_both_parts_in_order():
@@ -193,5 +205,5 @@ def test_the_built_page_shows_every_chapter_and_no_error():
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", built.read_text())).split())
     assert "Traceback" not in text
     for set_id in CHAPTERS:
-        assert f"slides/{set_id}.html" in built.read_text()
+        assert (f"slides/{set_id}.html" in built.read_text()) == teaching.has_deck(set_id)
         assert f"about {teaching._duration(teaching.exercise_minutes(set_id))}" in text

@@ -310,12 +310,25 @@ def objectives_markdown(set_id: str) -> str:
     return "\n".join(lines + [f"- {item}" for item in objectives(set_id)])
 
 
+# A chapter has a slide deck when book/slides/chNN.yml describes it (posenc.book.slides builds each deck
+# into _build/html/slides/chNN.html after the site, so the built deck is not there yet when this page runs).
+DECK_DESCRIPTIONS = ROOT / "book" / "slides"
+
+
+def has_deck(set_id: str) -> bool:
+    return (DECK_DESCRIPTIONS / f"{set_id}.yml").is_file()
+
+
 def markdown(set_id: str) -> str:
-    """Everything the guide shows for one chapter after its prerequisites: outcomes, lecture plan with a link
-    to the slides, homework and quiz."""
-    deck = (f'**Lecture plan** ({LECTURE_MINUTES} min). The slide deck <a href="../slides/{set_id}.html">'
-            f"slides/{set_id}.html</a> follows the chapter's sections in this order; the minutes are in "
-            f"proportion to each section's length.")
+    """What the guide shows for one chapter after its prerequisites: the outcomes and the lecture plan, with
+    a link to the chapter's slide deck (a plain HTML link: the deck is not a page of the book)."""
+    if has_deck(set_id):
+        deck = (f'The slide deck <a href="../slides/{set_id}.html">slides/{set_id}.html</a> follows the '
+                "chapter, so its slides come in the order of these sections")
+    else:
+        deck = "The plan follows the chapter's sections in their order"
+    deck = (f"**Lecture plan** ({LECTURE_MINUTES} min). {deck}; the minutes are in proportion to each "
+            "section's length.")
     return "\n\n".join([objectives_markdown(set_id), deck, lecture_plan_markdown(set_id)])
 
 
