@@ -34,9 +34,11 @@ import yaml
 from posenc.paths import NOTEBOOKS, QUIZZES, ROOT
 
 __all__ = [
-    "ACTIVITY_AFTER", "KIND_MINUTES", "LECTURE_MINUTES", "MODULE_PLANS", "Section", "chapter_ids", "exercise_minutes",
-    "homework_markdown", "lecture_plan", "lecture_plan_markdown", "markdown", "module_plan_markdown", "objectives",
-    "parts", "question_kind", "quiz_markdown", "reading_minutes", "sections", "show", "show_module_plan",
+    "ACTIVITY_AFTER", "KIND_MINUTES", "LECTURE_MINUTES", "MODULE_PLANS", "Section", "Slot",
+    "after_activity_markdown", "chapter_ids", "exercise_minutes", "exercise_times_markdown",
+    "grading_markdown", "has_deck", "homework_markdown", "lecture_plan", "lecture_plan_markdown", "main",
+    "markdown", "module_plan_markdown", "objectives", "parts", "question_kind", "quiz_markdown",
+    "reading_minutes", "readme_url", "sections", "show", "show_markdown", "show_module_plan",
     "time_rules_markdown", "title",
 ]
 
@@ -380,25 +382,21 @@ def module_plan_markdown(name: str) -> str:
     return "\n".join(rows)
 
 
+def show_markdown(text: str) -> None:
+    """Display Markdown on the page (the book build renders it as MyST)."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(text))
+
+
 def show(set_id: str, part: str = "plan") -> None:
     """Display one chapter's generated blocks: ``plan`` (outcomes and lecture plan) or ``homework`` (homework
     and quiz)."""
-    from IPython.display import Markdown, display
-
-    text = {"plan": markdown, "homework": after_activity_markdown}[part](set_id)
-    display(Markdown(text))
+    show_markdown({"plan": markdown, "homework": after_activity_markdown}[part](set_id))
 
 
 def show_module_plan(name: str) -> None:
-    from IPython.display import Markdown, display
-
-    display(Markdown(module_plan_markdown(name)))
-
-
-def show_markdown(text: str) -> None:
-    from IPython.display import Markdown, display
-
-    display(Markdown(text))
+    show_markdown(module_plan_markdown(name))
 
 
 def readme_url() -> str:
