@@ -52,13 +52,13 @@ NOT_LECTURED = ("Overview", "Summary", "Exercises")   # opening, closing and hom
 # The section of each chapter after which the in-class activity comes (the guide describes the activity).
 ACTIVITY_AFTER = {
     "ch00": '"Dog bites man" and "man bites dog"',
-    "ch01": "Binary counters",
+    "ch01": "Sinusoids: smooth counters",
     "ch02": "Checking the theorem numerically",
     "ch03": "Concatenation is a sum in disguise",
     "ch04": "Past the end of a learned table",
     "ch05": "T5: one learned scalar per head for each bucket of offsets",
     "ch06": "Two layouts: interleaved pairs and \"rotate half\"",
-    "ch07": "Which direction is reproduced, and why the papers differ",
+    "ch07": "Five seeds",
 }
 
 # Minutes a student needs for one question, by its kind (the first class of the question's MRO named here).
