@@ -541,6 +541,66 @@ def _mistakes_html(found, deck: Deck) -> str:
     return f"<p><strong>Common misconceptions</strong> (from the exercise checks):</p><ul>{items}</ul>"
 
 
+def _markdown_parts(chapter: Chapter, spec: SlideSpec, where: str) -> tuple[list[str], list[str]]:
+    """What the slide shows of its markdown cells (first sentences, display equations) and the notes' prose."""
+    body, notes = [], []
+    for mode, ids in (("lead", spec.lead), ("equations", spec.equations)):
+        for cell_id in ids:
+            cell = chapter.cell(cell_id, "markdown", where)
+            if mode == "lead":
+                shown = [first_sentence(cell.source)]
+                body += [f'<p class="lead">{markdown_inline(text, chapter)}</p>' for text in shown if text]
+            else:
+                shown = display_equations(cell.source)
+                body += [f'<div class="equation">\\[{html.escape(tex)}\\]</div>' for tex in shown]
+            if not any(shown):
+                what = "sentence to lead with" if mode == "lead" else "display equation"
+                raise DeckError(f"{where}: cell {cell_id!r} has no {what}")
+            if mode == "lead" or cell_id not in spec.lead:
+                notes.append(markdown_html(prose(cell.source), chapter))
+    return body, notes
+
+
+def _text_output(chapter: Chapter, cell_id: str, where: str) -> str:
+    outputs = chapter.outputs.get(cell_id, [])
+    texts = [o.get("text", "") for o in outputs if o.get("output_type") == "stream"]
+    texts += [(o.get("data") or {}).get("text/plain", "") for o in outputs if o.get("output_type") == "execute_result"]
+    text = "".join("".join(t) if isinstance(t, list) else t for t in texts).rstrip()
+    if not text and chapter.executed is not None:
+        raise DeckError(f"{where}: cell {cell_id!r} printed nothing")
+    return f'<pre class="output">{html.escape(text)}</pre>'
+
+
+def _explorer(chapter: Chapter, cell_id: str, where: str) -> str:
+    fragments = [(o.get("data") or {}).get("text/html") for o in chapter.outputs.get(cell_id, [])]
+    fragments = ["".join(f) if isinstance(f, list) else f for f in fragments if f]
+    if not fragments and chapter.executed is not None:
+        raise DeckError(f"{where}: cell {cell_id!r} shows no explorer (no HTML output)")
+    return f'<div class="explorer">{"".join(fragments)}</div>'
+
+
+def content_slide(deck: Deck, chapter: Chapter, spec: SlideSpec, where: str, folder: Path, relative: str) -> Slide:
+    """One slide of the description: its cells, figures, output or explorer, and its notes."""
+    body, notes = _markdown_parts(chapter, spec, where)
+    first_ids = spec.lead + spec.equations
+    if spec.output:
+        chapter.cell(spec.output, "code", where)
+        body.append(_text_output(chapter, spec.output, where))
+        first_ids.append(spec.output)
+    for figure_name in spec.figures:
+        cell = chapter.figure(figure_name, where)
+        body.append(_image(chapter, cell, figure_name, folder, relative, where)[0])
+        first_ids.append(cell.get("id"))
+    if spec.explorer:
+        chapter.cell(spec.explorer, "code", where)
+        body.append(_explorer(chapter, spec.explorer, where))
+        first_ids.append(spec.explorer)
+    title = spec.title or chapter.heading_before(first_ids[0])
+    found = _mistake_messages(deck, spec.mistakes, where)
+    return Slide(title=title, kind="explorer" if spec.explorer else "content", body="\n".join(body),
+                 notes=_notes(_say(spec.say, chapter), *notes, _mistakes_html(found, deck)))
+
+
 def deck_slides(deck: Deck, chapter: Chapter, folder: Path | None = None, relative: str = "") -> list[Slide]:
     """The slides of a deck, every reference resolved against the chapter (DeckError when one is missing)."""
     folder = folder or Path(os.devnull).parent / "nowhere"
@@ -569,54 +629,7 @@ def deck_slides(deck: Deck, chapter: Chapter, folder: Path | None = None, relati
                         notes=_notes(markdown_html(overview_paragraph, chapter), _say(deck.say_objectives, chapter))))
 
     for index, spec in enumerate(deck.slides, 1):
-        where = f"{name}, slide {index}"
-        body, notes, first_id = [], [], None
-        for cell_id in spec.lead:
-            cell = chapter.cell(cell_id, "markdown", where)
-            first_id = first_id or cell_id
-            sentence = first_sentence(cell.source)
-            if not sentence:
-                raise DeckError(f"{where}: cell {cell_id!r} has no sentence to lead with")
-            body.append(f'<p class="lead">{markdown_inline(sentence, chapter)}</p>')
-            notes.append(markdown_html(prose(cell.source), chapter))
-        for cell_id in spec.equations:
-            cell = chapter.cell(cell_id, "markdown", where)
-            first_id = first_id or cell_id
-            found = display_equations(cell.source)
-            if not found:
-                raise DeckError(f"{where}: cell {cell_id!r} has no display equation")
-            body += [f'<div class="equation">\\[{html.escape(tex)}\\]</div>' for tex in found]
-            if cell_id not in spec.lead:
-                notes.append(markdown_html(prose(cell.source), chapter))
-        if spec.output:
-            cell = chapter.cell(spec.output, "code", where)
-            first_id = first_id or spec.output
-            texts = [o.get("text", "") for o in chapter.outputs.get(spec.output, []) if o.get("output_type") == "stream"]
-            texts += [(o.get("data") or {}).get("text/plain", "") for o in chapter.outputs.get(spec.output, [])
-                      if o.get("output_type") == "execute_result"]
-            text = "".join("".join(t) if isinstance(t, list) else t for t in texts).rstrip()
-            if not text and chapter.executed is not None:
-                raise DeckError(f"{where}: cell {spec.output!r} printed nothing")
-            body.append(f'<pre class="output">{html.escape(text)}</pre>')
-        for figure_name in spec.figures:
-            cell = chapter.figure(figure_name, where)
-            first_id = first_id or cell.get("id")
-            figure, _ = _image(chapter, cell, figure_name, folder, relative, where)
-            body.append(figure)
-        kind = "content"
-        if spec.explorer:
-            cell = chapter.cell(spec.explorer, "code", where)
-            first_id = first_id or spec.explorer
-            fragments = [(o.get("data") or {}).get("text/html") for o in chapter.outputs.get(spec.explorer, [])]
-            fragments = ["".join(f) if isinstance(f, list) else f for f in fragments if f]
-            if not fragments and chapter.executed is not None:
-                raise DeckError(f"{where}: cell {spec.explorer!r} shows no explorer (no HTML output)")
-            body.append(f'<div class="explorer">{"".join(fragments)}</div>')
-            kind = "explorer"
-        title = spec.title or chapter.heading_before(first_id)
-        found = _mistake_messages(deck, spec.mistakes, where)
-        slides.append(Slide(title=title, kind=kind, body="\n".join(body),
-                            notes=_notes(_say(spec.say, chapter), *notes, _mistakes_html(found, deck))))
+        slides.append(content_slide(deck, chapter, spec, f"{name}, slide {index}", folder, relative))
 
     # Misconceptions, from the checks' Mistake lists
     found = _mistake_messages(deck, deck.misconceptions, f"{name}, misconceptions")
