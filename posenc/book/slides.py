@@ -884,14 +884,14 @@ def print_pdfs(decks: list[Path], log=print) -> list[Path]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-            page.route(re.compile(r"^(?!file:)"), lambda route: route.abort())      # nothing from the network
+            context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+            context.route(re.compile(r"^(?!file:)"), lambda route: route.abort())      # nothing from the network
+            tab = context.new_page()
             for deck in decks:
-                page.goto(deck.resolve().as_uri() + "?print-pdf", wait_until="load")
-                page.wait_for_function("() => document.body.dataset.fitted === 'yes'", timeout=30_000)
-                page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+                tab.goto(deck.resolve().as_uri() + "?print-pdf", wait_until="load")
+                tab.wait_for_function("() => document.body.dataset.fitted === 'yes'", timeout=60_000)
                 target = deck.with_suffix(".pdf")
-                page.pdf(path=str(target), prefer_css_page_size=True, print_background=True)
+                tab.pdf(path=str(target), prefer_css_page_size=True, print_background=True)
                 printed.append(target)
         finally:
             browser.close()
