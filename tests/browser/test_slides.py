@@ -125,7 +125,10 @@ def inspect_deck(context, base_url: str, deck: str) -> DeckReport:
 def deck_report(browser_context, site, base_url):
     def get(deck: str) -> DeckReport:
         if not (site / "slides" / f"{deck}.html").exists():
-            pytest.skip(f"no deck slides/{deck}.html in {site}: run `make book` (it builds the decks)")
+            message = f"no deck slides/{deck}.html in {site}: run `make book` (it builds the decks)"
+            if helpers.REQUIRE_BROWSER:
+                pytest.fail(f"{message} (and POSENC_REQUIRE_BROWSER is set)", pytrace=False)
+            pytest.skip(message)
         key = f"{base_url}{deck}"
         if key not in _REPORTS:
             _REPORTS[key] = inspect_deck(browser_context, base_url, deck)
