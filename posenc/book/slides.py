@@ -29,7 +29,9 @@ decks need no CDN; the notes open with the ``s`` key (reveal.js's speaker view).
 
 Each deck is written to ``_build/html/slides/chNN.html``, its figures to ``slides/chNN/``, its PDF (headless
 Chromium printing the deck's ``?print-pdf`` view, one page per slide) to ``slides/chNN.pdf``; each chapter's
-page gets a link to both under its title.
+page gets a link to both under its title. Without reveal.js or MathJax (no npm) the decks are not built and
+the command says why; without Chromium the PDFs are not printed. A figure shrinks, in the reader's browser,
+until its slide's content fits the slide's 1280 x 720 (``fitSlide`` in the page).
 """
 
 from __future__ import annotations

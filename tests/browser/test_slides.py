@@ -17,6 +17,7 @@ import pytest
 
 from posenc.book import slides as slide_decks
 from tests.browser import audit, helpers
+from tests.browser.pageview import _capture
 
 DECKS = [path.stem for path in slide_decks.deck_files()]
 by_deck = pytest.mark.parametrize("deck", DECKS)
@@ -107,7 +108,7 @@ def inspect_deck(context, base_url: str, deck: str) -> DeckReport:
         folder.mkdir(parents=True, exist_ok=True)
         for index in range(total):
             report.slides.append(tab.evaluate(_SLIDE, [index, SLACK]))
-            tab.screenshot(path=str(folder / f"{deck}-{index + 1:02d}.png"))
+            _capture(tab, folder / f"{deck}-{index + 1:02d}.png", full_page=False)
     finally:
         tab.close()
     tab = _open(context, f"{url}?print-pdf", report)
