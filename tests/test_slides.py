@@ -171,12 +171,13 @@ def test_the_chapter_page_gets_one_link_to_its_deck(decks, tmp_path):
     deck = decks["ch03"]
     page = tmp_path / f"{slides.chapter_docname(deck)}.html"
     page.parent.mkdir(parents=True)
-    page.write_text("<html><body><h1>3. Addition<a class='headerlink' href='#x'>#</a></h1><p>Text</p></body></html>")
+    page.write_text("<html><body><div class='header'><h1>3. Addition</h1></div><article class='bd-article'>"
+                    "<h1>3. Addition<a class='headerlink' href='#x'>#</a></h1><p>Text</p></article></body></html>")
     assert slides.add_chapter_link(tmp_path, deck) and slides.add_chapter_link(tmp_path, deck)
     text = page.read_text()
     assert text.count(slides.LINK_MARK) == 1
     assert 'href="../slides/ch03.html"' in text and 'href="../slides/ch03.pdf"' in text
-    assert text.index("</h1>") < text.index(slides.LINK_MARK)
+    assert text.index("#</a></h1>") < text.index(slides.LINK_MARK), "the link belongs under the article's title"
     assert not slides.add_chapter_link(tmp_path / "elsewhere", deck)
 
 

@@ -823,9 +823,11 @@ def add_chapter_link(site: Path, deck: Deck) -> bool:
     text = page.read_text(encoding="utf-8")
     text = re.sub(rf'<p class="{LINK_MARK}">.*?</p>', "", text, flags=re.S)
     prefix = "../" * docname.count("/")
-    text, count = re.subn(r"(<h1\b[^>]*>.*?</h1>)", lambda m: m[1] + link_html(deck, prefix), text, count=1, flags=re.S)
+    article = max(text.find("<article"), 0)          # the page's title, not a copy in the theme's header
+    head, body = text[:article], text[article:]
+    body, count = re.subn(r"(<h1\b[^>]*>.*?</h1>)", lambda m: m[1] + link_html(deck, prefix), body, count=1, flags=re.S)
     if count:
-        page.write_text(text, encoding="utf-8")
+        page.write_text(head + body, encoding="utf-8")
     return bool(count)
 
 
