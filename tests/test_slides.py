@@ -188,3 +188,19 @@ def test_deck_page_has_notes_and_local_libraries_only(decks):
     assert page.count("<section") == len(built) == page.count('<aside class="notes">')
     sources = re.findall(r'(?:src|href)="([^"]+)"', page)
     assert sources and not [s for s in sources if s.startswith(("http:", "https:", "//"))], sources
+
+
+def test_browser_setup_fetches_the_reveal_and_mathjax_versions_the_decks_copy():
+    script = (slides.ROOT / "tests" / "browser" / "setup.sh").read_text(encoding="utf-8")
+    assert f"REVEAL_VERSION=${{REVEAL_VERSION:-{slides.REVEAL_VERSION}}}" in script
+    assert f"MATHJAX_VERSION=${{MATHJAX_VERSION:-{slides.MATHJAX_VERSION}}}" in script
+    assert 'npm_unpack reveal.js "$REVEAL_VERSION"' in script
+
+
+def test_make_book_builds_the_decks_after_the_site():
+    makefile = (slides.ROOT / "Makefile").read_text(encoding="utf-8")
+    book = re.search(r"^book:.*?(?=^\S)", makefile, re.M | re.S)[0]
+    assert "browser-setup" in book.splitlines()[0]
+    assert book.index("jupyter-book build") < book.index("-m posenc.book.slides")
+    test = re.search(r"^test:.*?(?=^\S)", makefile, re.M | re.S)[0]
+    assert test.index("-m posenc.book.slides") < test.index("tests/browser")
