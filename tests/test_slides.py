@@ -203,4 +203,4 @@ def test_make_book_builds_the_decks_after_the_site():
     assert "browser-setup" in book.splitlines()[0]
     assert book.index("jupyter-book build") < book.index("-m posenc.book.slides")
     test = re.search(r"^test:.*?(?=^\S)", makefile, re.M | re.S)[0]
-    assert test.index("-m posenc.book.slides") < test.index("tests/browser")
+    assert test.index("-m posenc.book.slides") < test.index("--dist loadgroup tests/browser")
