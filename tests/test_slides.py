@@ -204,3 +204,7 @@ def test_make_book_builds_the_decks_after_the_site():
     assert book.index("jupyter-book build") < book.index("-m posenc.book.slides")
     test = re.search(r"^test:.*?(?=^\S)", makefile, re.M | re.S)[0]
     assert test.index("-m posenc.book.slides") < test.index("--dist loadgroup tests/browser")
+
+
+def test_pdf_pages_counts_page_objects_not_the_page_tree():
+    assert slides.pdf_pages(b"<</Type /Pages /Kids [3 0 R 4 0 R]>> <</Type /Page>> <</Type/Page/Parent 2 0 R>>") == 2

@@ -899,16 +899,42 @@ def print_pdfs(decks: list[Path], log=print) -> list[Path]:
         try:
             context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
             context.route(re.compile(r"^(?!file:)"), lambda route: route.abort())      # nothing from the network
-            tab = context.new_page()
             for deck in decks:
-                tab.goto(deck.resolve().as_uri() + "?print-pdf", wait_until="load")
-                tab.wait_for_function("() => document.body.dataset.fitted === 'yes'", timeout=60_000)
                 target = deck.with_suffix(".pdf")
-                tab.pdf(path=str(target), prefer_css_page_size=True, print_background=True)
+                for attempt in (1, 2):          # a fresh tab each time; a blank print is tried once more
+                    pages, slides = _print_one(context, deck, target)
+                    if pages >= slides > 0:
+                        break
+                    log(f"  {target.name}: {pages} pages for {slides} slides (attempt {attempt})")
+                else:
+                    raise DeckError(f"{target.name}: Chromium printed {pages} pages for {slides} slides")
                 printed.append(target)
         finally:
             browser.close()
     return printed
+
+
+PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
+
+
+def pdf_pages(data: bytes) -> int:
+    """The pages of a PDF as Chromium writes it (its page objects are not packed into object streams)."""
+    return len(PDF_PAGE.findall(data))
+
+
+def _print_one(context, deck: Path, target: Path) -> tuple[int, int]:
+    """Print one deck's ?print-pdf view; return the PDF's pages and the deck's slides."""
+    tab = context.new_page()
+    try:
+        tab.goto(deck.resolve().as_uri() + "?print-pdf", wait_until="load")
+        tab.wait_for_function("() => document.body.dataset.fitted === 'yes' && window.Reveal"
+                              " && document.querySelectorAll('.pdf-page').length >= Reveal.getTotalSlides()",
+                              timeout=60_000)
+        slides = tab.evaluate("() => Reveal.getTotalSlides()")
+        tab.pdf(path=str(target), prefer_css_page_size=True, print_background=True)
+    finally:
+        tab.close()
+    return pdf_pages(target.read_bytes()), slides
 
 
 def build(site: Path = SITE, cache_path: Path = CACHE, pdf: bool = True, log=print) -> list[Path]:

@@ -9,7 +9,6 @@ slide goes to ``test-artifacts/screenshots/slides/``. The PDFs are checked for o
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from dataclasses import dataclass, field
 
@@ -188,17 +187,13 @@ def test_no_serious_accessibility_violation(deck, deck_report):
     assert not serious, f"{deck} (print view, every slide):\n" + "\n".join(serious)
 
 
-def pdf_pages(data: bytes) -> int:
-    """The pages of a PDF as Chromium writes it (page objects are not compressed into object streams)."""
-    return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
-
-
 @by_deck
 def test_pdf_has_a_page_per_slide(deck, site, deck_report):
     slides = len(deck_report(deck).slides)
     pdf = site / "slides" / f"{deck}.pdf"
     assert pdf.exists(), f"{pdf} is missing: make book prints it (python -m posenc.book.slides)"
-    assert pdf_pages(pdf.read_bytes()) >= slides, f"{deck}.pdf has {pdf_pages(pdf.read_bytes())} pages for {slides} slides"
+    pages = slide_decks.pdf_pages(pdf.read_bytes())
+    assert pages >= slides, f"{deck}.pdf has {pages} pages for {slides} slides"
 
 
 @by_deck
