@@ -117,7 +117,8 @@ def kind_of(value: Any) -> str:
         return "an object" if short == "object" else f"a {short}"
     if isinstance(value, np.ndarray):
         return f"a numpy array of shape {value.shape}"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 def is_set(value: Any) -> bool:
