@@ -312,7 +312,9 @@ CONCAT_OPTIONS = {
     "a": "[x; p] W = x W_x + p W_p: the first layer adds a token part and a position part, with separate "
          "maps, so after it the two are mixed just as with addition",
     "b": "only the input keeps them in separate dimensions: the first linear layer already returns the sum "
-         "x W_x + p W_p, and later layers see only that",
+         "x W_x + p W_p, so a layer that reads its output sees the two mixed; with residual connections later "
+         "layers also receive the input [x; p] itself, but every layer adds its output to all of the stream's "
+         "dimensions, so its two halves no longer hold tokens and positions apart either",
     "c": "W_p is trained like any other weight: nothing multiplies the position part by zero, and it "
          "reaches the output as p W_p",
     "d": "(x + p) W is the special case W_x = W_p = W (tied blocks); in general the blocks differ, so the "

@@ -680,8 +680,11 @@ EXTRAPOLATION_OPTIONS = {
          "soon after L",
     "b": "defined is not the same as useful: nothing in training tells the model what to do with the "
          "encodings of positions it never saw, so it must be measured, and in the chapter it fails soon after L",
-    "c": "the sinusoidal module computes as many rows as it is asked for; only the learned table has a "
-         "last row, max_len - 1",
+    "c": "whether it raises depends on the code, not on the encoding: a module that stores max_len rows (your "
+         "SinusoidalEncoding of question 2, like the worked solution) raises past them, but those rows can be "
+         "computed for any length without training, as the chapter's module does; a learned table has nothing "
+         "to compute past its last row, max_len - 1. And the question is about positions past train_length, "
+         "which can lie well inside max_len",
     "d": "the rows of a learned table past L get no gradient at all: they keep their random initial values, "
          "so they tell the model nothing about those positions",
 }
