@@ -206,6 +206,28 @@ def binary_encoding(n_positions, n_bits):
 """, "dtype"),
     },
     "q4": {
+        "truncated, not rounded": ("""
+import numpy as np
+def first_repeat(encoding, decimals):
+    seen = set()
+    for p, row in enumerate(np.trunc(encoding * 10 ** decimals).astype(int)):
+        key = tuple(row.tolist())
+        if key in seen:
+            return p
+        seen.add(key)
+    return None
+""", "not rounded to the nearest"),
+        "floored, not rounded": ("""
+import numpy as np
+def first_repeat(encoding, decimals):
+    seen = set()
+    for p, row in enumerate(np.floor(encoding * 10 ** decimals) / 10 ** decimals):
+        key = tuple(row.tolist())
+        if key in seen:
+            return p
+        seen.add(key)
+    return None
+""", "not rounded to the nearest"),
         "earlier position": ("""
 import numpy as np
 def first_repeat(encoding, decimals):
@@ -315,6 +337,11 @@ def first_repeat(encoding, decimals):
 RIGHT = {
     "q5": {"pair index written out": FIXED.format(exponent="(dims - dims % 2) / d_model", even="np.sin(angles)",
                                                   odd="np.cos(angles)")},
+    "q3": {"booleans, as the question allows": """
+import numpy as np
+def binary_encoding(n_positions, n_bits):
+    return ((np.arange(n_positions)[:, None] >> np.arange(n_bits)[None, :]) & 1).astype(bool)
+"""},
     "q6": {"upper case": 'normalised_index_breaks = "B"'},
     "q7": {"an int": "row_squared_norm = 32", "computed": "import numpy as np\nrow_squared_norm = 64 / 2",
            # a number typed as a string is the number, as "B" and "(b)" are the letter in a choice
