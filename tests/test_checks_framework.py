@@ -117,3 +117,14 @@ def test_a_set_keeps_its_kind_through_the_round_trip():
     collected = round_trip(collect({"v": {27, 25}}, {"name": "v", "steps": [{"op": "value"}]}))
     value = collected["data"][0]
     assert isinstance(value, TypedValue) and value.type_name == "builtins.set" and value.value == [25, 27]
+
+
+def test_number_messages_show_the_digits_that_differ_and_no_internal_names():
+    from posenc.exercises.checks import ch00, ch01, ch03, ch07
+
+    for compare in (ch00._compare_gap, ch01._compare_number, ch03._compare_number, ch07._compare_number):
+        message = compare(20221.3 * (1 + 1e-5), 20221.3, ())
+        shown = message.replace(",", "").split()
+        assert shown[1] != shown[3], message                      # "expected 20221.3, got 20221.5"
+        message = compare(TypedValue("torch.Tensor", np.ones(2)), 1.0, ())
+        assert "TypedValue" not in message and "torch tensor" in message, message

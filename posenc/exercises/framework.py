@@ -496,6 +496,11 @@ def built(args: tuple) -> tuple:
     return tuple(a.build() if isinstance(a, LibObject) else a for a in args)
 
 
+def short(value: Any) -> str:
+    """A student's value in at most 60 characters, for a message (arrays by shape, no internal names)."""
+    return _short(value)
+
+
 def _short(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"<array of shape {value.shape}>"

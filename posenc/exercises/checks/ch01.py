@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from posenc.exercises.framework import (
-    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch,
+    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, ValueQuestion, as_number, describe_mismatch,
+    distinct_digits, kind_of,
 )
 from posenc.lib.encoding import sinusoidal_encoding
 
@@ -160,12 +161,12 @@ WAVELENGTH_MISTAKES = [
 
 
 def _compare_number(got, expected, args):
-    if isinstance(got, np.ndarray) and got.size == 1:
-        got = float(got)
+    got = as_number(got)
     if isinstance(got, bool) or not isinstance(got, (int, float)):
-        return f"expected a number, got {type(got).__name__}"
+        return f"expected a number, got {kind_of(got)}"
     if not np.isclose(got, expected, rtol=1e-6):
-        return f"expected {expected:.6g}, got {got:.6g}"
+        shown_expected, shown_got = distinct_digits(float(expected), float(got))
+        return f"expected {shown_expected}, got {shown_got}"
     return None
 
 
@@ -325,7 +326,7 @@ def _compare_position(got, expected, args):
     if isinstance(got, np.ndarray) and got.size == 1:
         got = got.item()
     if isinstance(got, bool) or not isinstance(got, int):
-        return f"expected a position (an int), got {type(got).__name__}"
+        return f"expected a position (an int), got {kind_of(got)}"
     return None if got == expected else f"expected position {expected}, got {got}"
 
 

@@ -26,6 +26,8 @@ from posenc.exercises.framework import (
     TypedValue,
     ValueQuestion,
     call,
+    kind_of,
+    short,
     tensor,
 )
 from posenc.lib.encoding import sinusoidal_encoding
@@ -144,7 +146,7 @@ def _output_array(value) -> tuple[np.ndarray | None, str | None]:
         return None, "forward returned a numpy array; return a torch tensor"
     if isinstance(value, TypedValue):
         return None, f"forward returned a {value.type_name}; return a torch tensor"
-    return None, f"forward returned {type(value).__name__} {value!r:.40}; return a torch tensor"
+    return None, f"forward returned {kind_of(value)} ({short(value)}); return a torch tensor"
 
 
 def _mismatch(got: np.ndarray, expected: np.ndarray, input_shape: tuple) -> str | None:
@@ -548,7 +550,7 @@ COUNT_MISTAKES = [
 
 def _compare_count(got, expected, args):
     if isinstance(got, bool) or not isinstance(got, (int, float)) or (isinstance(got, float) and not got.is_integer()):
-        return f"expected a whole number, got {got!r:.40}"
+        return f"expected a whole number, got {short(got)}"
     return None if int(got) == expected else f"expected {expected:,}, got {int(got):,}"
 
 

@@ -16,15 +16,17 @@ import torch
 
 from posenc.exercises.framework import (
     TAMPERED,
-    as_number,
-    distinct_digits,
-    is_set,
     ExerciseSet,
     FindTheBugQuestion,
     FunctionQuestion,
     Mistake,
     TypedValue,
     ValueQuestion,
+    as_number,
+    distinct_digits,
+    is_set,
+    kind_of,
+    short,
 )
 from posenc.lib.relative import alibi_slopes as _alibi_slopes
 from posenc.lib.relative import clipped_index, relative_positions
@@ -41,9 +43,8 @@ def _as_array(got, what: str) -> tuple[np.ndarray | None, str | None]:
     if isinstance(got, np.ndarray):
         return got, None
     if isinstance(got, (list, tuple)):
-        return None, f"the {what} is a {type(got).__name__}; return a numpy array"
-    name = got.type_name if isinstance(got, TypedValue) else type(got).__name__
-    return None, f"the {what} is a {name}, not a numpy array"
+        return None, f"the {what} is {kind_of(got)}; return a numpy array"
+    return None, f"the {what} is {kind_of(got)}, not a numpy array"
 
 
 def _integer_problem(got: np.ndarray, what: str) -> str | None:
@@ -508,10 +509,10 @@ class PredictionQuestion(ValueQuestion):
         if isinstance(got, (tuple, list)):
             got = [as_number(value) for value in got]        # "27" is the number 27
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return False, f"`{self.name}` should be a pair of whole numbers ({', '.join(self.parts)}), got {got!r:.60}"
+            return False, f"`{self.name}` should be a pair of whole numbers ({', '.join(self.parts)}), got {short(got)}"
         for index, (value, right, part) in enumerate(zip(got, expected, self.parts)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
-                return False, f"the {part} count should be a whole number, got {value!r:.40}"
+                return False, f"the {part} count should be a whole number, got {short(value)}"
             if int(value) != right:
                 for (where, wrong), message in self.mistakes:
                     if where == index and int(value) == wrong:
