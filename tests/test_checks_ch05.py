@@ -361,3 +361,22 @@ def test_the_students_warnings_are_attributed_not_printed(solution, capsys):
     result = grade(solution, "q1", code)
     assert result.passed and "your own code warned" in result.message and "divide by zero" in result.message
     assert capsys.readouterr().err == ""
+
+
+def test_the_numbers_in_q5_feedback_hold():
+    """The feedback of q5 quotes bucket numbers and distances: computed here from the library's rule."""
+    import numpy as np
+    import torch
+    from posenc.exercises.checks import ch05
+    from posenc.lib.relative import t5_bucket
+
+    distances = torch.arange(0, 400)
+    causal = t5_bucket(-distances, False)
+    bidirectional = t5_bucket(torch.arange(-400, 401), True)
+    assert int(distances[causal == 31].min()) == 113                       # "the last bucket starts at 113"
+    assert 16 not in bidirectional.tolist()                                # "no key ever lands in bucket 16"
+    assert bool((causal[:16] == distances[:16]).all()) and len(set(causal[16:50].tolist())) > 1   # "16 exact buckets"
+    assert ch05.Q5_LENGTH - 1 == 49                                        # "offsets stop at ±49"
+    text = " ".join(message for _, message in ch05.PREDICTION_MISTAKES)
+    assert "starts at 113" in text and "bucket 16" in text and "16 exact buckets" in text
+    assert np.isclose(np.log(64 / 8) / np.log(128 / 8) * 8, 6)             # the boundary quoted in q1's text

@@ -364,3 +364,17 @@ def test_the_plural_logits_take_a_plural_verb(solution):
     code = LOGITS.format(body="    return np.zeros((len(x), len(x))) + 0.5")
     message = EXERCISES.question("q3").grade(with_submission(solution, code)).message
     assert "the logits are wrong at index" in message and "logits is" not in message, message
+
+
+def test_the_precision_claims_of_the_feedback_hold():
+    """FLOAT32_ANGLES and LOW_PRECISION quote error sizes at positions in the thousands: computed here."""
+    import numpy as np
+    from posenc.exercises.checks import ch06
+
+    positions = np.arange(1000, 5000)
+    theta = 10000.0 ** (-2 * np.arange(32) / 64)
+    exact = positions[:, None] * theta
+    in_float32 = (positions.astype(np.float32)[:, None] * theta.astype(np.float32)).astype(np.float64)
+    in_float16 = (positions.astype(np.float16)[:, None] * theta.astype(np.float16)).astype(np.float64)
+    assert np.abs(in_float32 - exact).max() > 1e-4 and "more than 1e-4 rad" in ch06.FLOAT32_ANGLES
+    assert np.abs(in_float16 - exact).max() > 1.0 and "off by radians" in ch06.LOW_PRECISION

@@ -57,7 +57,7 @@ PI_MISTAKES = [
             lambda p, L, Lp: np.where(np.asarray(p) < L, np.asarray(p, dtype=np.float64),
                                       np.asarray(p, dtype=np.float64) * L / Lp)),
     Mistake("the factor was rounded to a whole number (target_length // train_length): L'/L is a ratio such as "
-            "6000 / 4096 = 1.46, and position interpolation multiplies by L / L' exactly",
+            f"6000 / 4096 = {6000 / 4096:.2f}, and position interpolation multiplies by L / L' exactly",
             lambda p, L, Lp: np.asarray(p, dtype=np.float64) / (Lp // L)),
     Mistake("the positions were divided by L' only (normalised to [0, 1)); position interpolation maps them into "
             "the trained range [0, L): multiply by L / L'",
