@@ -128,3 +128,22 @@ def test_number_messages_show_the_digits_that_differ_and_no_internal_names():
         assert shown[1] != shown[3], message                      # "expected 20221.3, got 20221.5"
         message = compare(TypedValue("torch.Tensor", np.ones(2)), 1.0, ())
         assert "TypedValue" not in message and "torch tensor" in message, message
+
+
+def test_an_unfinished_helper_is_named_not_the_answer():
+    namespace = {}
+    exec("def helper(x):\n    raise NotImplementedError  # your code here\n"
+         "def f(x, k):\n    return helper(x) * k\n", namespace)
+    result = _function_question().grade(namespace)
+    assert result.status == NOT_ATTEMPTED, result.line()
+    assert "`f` calls `helper`, which still holds its placeholder" in result.message, result.line()
+    exec("def f(x, k):\n    raise NotImplementedError\n", namespace)
+    assert "replace the placeholder in `f`" in _function_question().grade(namespace).message
+
+
+def test_the_subclass_of_an_unfinished_module_names_its_parent(request):
+    from posenc.exercises import load_set
+    from tests.conftest import copy_namespace
+
+    result = load_set("ch04").question("q5").grade(copy_namespace("ch04", "exercise"))
+    assert result.status == NOT_ATTEMPTED and "LearnedPositionalEmbedding" in result.message, result.line()

@@ -245,6 +245,12 @@ class Question:
                           f"`{self.name}` is not defined: run the cell where you define it first",
                           self.private)
         if status == NOT_ATTEMPTED:
+            where = collected.get("placeholder")
+            helper = where.split(".<locals>")[0] if isinstance(where, str) else None
+            if helper and helper.split(".")[0] != self.name and helper.isprintable():
+                return Result(self.qid, NOT_ATTEMPTED, 0, self.points,
+                              f"not attempted yet: `{self.name}` calls `{helper}`, which still holds its "
+                              "placeholder (raise NotImplementedError); finish that first", self.private)
             return Result(self.qid, NOT_ATTEMPTED, 0, self.points,
                           f"not attempted yet: replace the placeholder in `{self.name}` with your answer",
                           self.private)

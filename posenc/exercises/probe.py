@@ -75,6 +75,7 @@ class Outcome:
     error_type: str | None = None
     seconds: float = 0.0
     changed: list | None = None       # positions of array arguments the call wrote into (when asked)
+    raised_in: str | None = None      # for a NotImplementedError: the function whose code raised it
 
     @property
     def ok(self) -> bool:
@@ -118,10 +119,24 @@ def call_student(func, *args, **kwargs) -> Outcome:
     start = time.perf_counter()
     try:
         value = func(*args, **kwargs)
+    except NotImplementedError as exc:        # a placeholder: say whose, it may be a helper's
+        return Outcome(error=f"NotImplementedError: {_text(exc)}".rstrip(": "), error_type="NotImplementedError",
+                       seconds=time.perf_counter() - start, raised_in=_raised_in(exc))
     except Exception as exc:  # student code may raise anything; report it, never crash the probe
         return Outcome(error=f"{type(exc).__name__}: {_text(exc)}", error_type=type(exc).__name__,
                        seconds=time.perf_counter() - start)
     return Outcome(value=value, seconds=time.perf_counter() - start)
+
+
+def _raised_in(exc: BaseException) -> str | None:
+    """The (qualified) name of the function whose code raised ``exc``: the innermost frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    code = tb.tb_frame.f_code
+    return str(getattr(code, "co_qualname", code.co_name))[:100]
 
 
 def _same_array(now, before: np.ndarray) -> bool:
@@ -265,6 +280,7 @@ class _Run:
     failed: dict = field(default_factory=dict)       # variable -> why it could not be made
     placeholders: int = 0                            # calls that raised NotImplementedError
     answered: int = 0                                # calls that returned or raised something else
+    placeholder_in: str | None = None                # the function whose placeholder raised first
 
     def argument(self, value):
         if isinstance(value, dict) and set(value) == {"__tensor__"}:
@@ -310,6 +326,7 @@ class _Run:
                                    if old is not None and not _same_array(a, old)]
             if outcome.error_type == "NotImplementedError":
                 self.placeholders += 1
+                self.placeholder_in = self.placeholder_in or outcome.raised_in
             else:
                 self.answered += 1
             if step.get("store"):
@@ -440,6 +457,8 @@ def collect(namespace: dict, probe: dict) -> dict:
             else:
                 collected = {"status": "error", "error": f"{type(exc).__name__}: {_text(exc)}",
                              "trace": traceback.format_exc(limit=3)}
+    if collected["status"] == NOT_ATTEMPTED and run.placeholder_in:
+        collected["placeholder"] = run.placeholder_in
     if caught:
         collected["warnings"] = _warning_lines(caught)
     return collected
