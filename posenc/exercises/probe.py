@@ -43,7 +43,6 @@ Arguments are plain data, with three markers: ``{"__tensor__": array}`` becomes 
 from __future__ import annotations
 
 import base64
-import contextlib
 import importlib
 import json
 import time
@@ -319,8 +318,11 @@ class _Run:
             args = [self.argument(a) for a in step.get("args", ())]
             kwargs = {k: self.argument(v) for k, v in dict(step.get("kwargs", {})).items()}
             before = [a.copy() if isinstance(a, np.ndarray) else None for a in args] if step.get("check_inputs") else None
-            with _standing_in(target, step.get("stand_ins") or {}):
+            saved = _stand_in(target, step.get("stand_ins") or {})
+            try:
                 outcome = call_student(target, *args, **kwargs)
+            finally:
+                _restore(target, saved)
             if before is not None:
                 outcome.changed = [i for i, (a, old) in enumerate(zip(args, before))
                                    if old is not None and not _same_array(a, old)]
@@ -364,25 +366,29 @@ class _Skip(Exception):
         self.reason = reason
 
 
-@contextlib.contextmanager
-def _standing_in(target, stand_ins: dict):
-    """While the student's function runs, the helpers it calls by these names (e.g. their ``t5_bucket`` of an
-    earlier question) are the course library's versions: a later question is graded on its own merit."""
+_ABSENT = object()
+
+
+def _stand_in(target, stand_ins: dict) -> dict:
+    """Until :func:`_restore`, the helpers the student's function calls by these names (e.g. their
+    ``t5_bucket`` of an earlier question) are the course library's versions, so that a later question is
+    graded on its own merit. Returns what to restore."""
     namespace = getattr(target, "__globals__", None)
     if not stand_ins or not isinstance(namespace, dict):
-        yield
-        return
-    saved = {name: namespace[name] for name in stand_ins if name in namespace}
-    try:
-        for name, spec in stand_ins.items():
-            namespace[name] = library_stand_in(name, spec)
-        yield
-    finally:
-        for name in stand_ins:
-            if name in saved:
-                namespace[name] = saved[name]
-            else:
-                namespace.pop(name, None)
+        return {}
+    made = {name: library_stand_in(name, spec) for name, spec in stand_ins.items()}   # all, before any goes in
+    saved = {name: namespace.get(name, _ABSENT) for name in made}
+    namespace.update(made)
+    return saved
+
+
+def _restore(target, saved: dict) -> None:
+    namespace = getattr(target, "__globals__", None)
+    for name, value in saved.items():
+        if value is _ABSENT:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = value
 
 
 def library_stand_in(name: str, spec: dict):
