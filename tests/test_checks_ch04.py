@@ -397,3 +397,22 @@ def test_q7_option_c_does_not_say_the_sinusoidal_module_has_no_last_row():
     the feedback on (c) must not say that only the learned table has a last row."""
     feedback = EXERCISES.question("q7").options["c"]
     assert "as many rows as it is asked for" not in feedback and "question 2" in feedback
+
+
+def test_q7_feedback_on_the_chapters_experiment_holds_on_every_seed():
+    """(a) and (b) say that in the chapter's experiment the sinusoidal model fails soon after L: on every seed
+    of results/ch04.json it is near 1 inside L and at most 0.3 from L + 8 on."""
+    import json
+
+    import numpy as np
+
+    from tests.conftest import ROOT
+
+    data = json.loads((ROOT / "results" / "ch04.json").read_text())
+    L = data["config"]["train_length"]
+    runs = [run for run in data["runs"] if run["kind"] == "sinusoidal"]
+    assert len(runs) >= 5
+    for run in runs:
+        accuracy = np.array(run["by_position"]["plain"][1:], dtype=float)     # position 0 has no target
+        assert accuracy[: L - 1].mean() >= 0.95 and accuracy[L + 7:].max() <= 0.3, run["seed"]
+    assert "soon after L" in EXERCISES.question("q7").options["b"]
