@@ -98,6 +98,7 @@ grade: $(STAMP)
 	$(BIN)/python -m posenc.grader $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK)
 
 experiments: $(STAMP)
+	$(BIN)/python -m posenc.lib.experiments ch03 --out results/ch03.json
 	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
 	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
 	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json
