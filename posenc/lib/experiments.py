@@ -53,7 +53,7 @@ from posenc.lib.attention import METHODS
 from posenc.lib.encoding import sinusoidal_encoding
 from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, parameter_count, train
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from posenc.lib.reproducibility import platform_signature
+from posenc.lib.reproducibility import SEED_SHIFT_VARIABLE, platform_signature
 from posenc.lib.tasks import ShiftedCopy
 from posenc.paths import RESULTS as RESULTS_DIR  # noqa: F401  (where the full sweeps are saved)
 
@@ -175,8 +175,7 @@ def run_one(experiment: Experiment, kind: str, seed: int, keep_model: bool = Tru
 
 
 # make robustness (posenc.book.robustness) shifts every torch seed of a chapter's kernel by a constant; a
-# worker process starts a fresh interpreter, so the kernel hands the shift on through this variable.
-SEED_SHIFT_VARIABLE = "POSENC_TORCH_SEED_SHIFT"
+# worker process starts a fresh interpreter, so the kernel hands the shift on through SEED_SHIFT_VARIABLE.
 
 
 def _one_thread():
