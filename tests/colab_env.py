@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
+from packaging.utils import canonicalize_name
 
 from posenc.exercises import authoring
 from tests.conftest import ROOT
@@ -73,12 +74,14 @@ def find_python(version: str) -> Path | None:
 @dataclass(frozen=True)
 class Environment:
     """One Colab-like environment: its folder under _build, the interpreter it is made from (a version to
-    find with find_python, or None for the one running the tests), what it ships and the pins it takes."""
+    find with find_python, or None for the one running the tests), what it ships and the pins it takes (a
+    constraints file, and ``pins`` that replace the file's line of the same name)."""
 
     name: str
     ships: tuple[str, ...]
     constraints: Path
     python: str | None = None
+    pins: tuple[str, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -90,11 +93,27 @@ class Environment:
     def env_python(self) -> Path:
         return self.folder / "bin" / "python"
 
+    def constraints_text(self) -> str:
+        """The constraints file with ``pins`` in place of its lines for the same packages."""
+        replaced = {canonicalize_name(pin.split("==")[0]) for pin in self.pins}
+        kept = [line for line in self.constraints.read_text().splitlines()
+                if canonicalize_name(line.split("==")[0].strip()) not in replaced]
+        return "\n".join([*kept, *self.pins]) + "\n"
+
+    def constraints_file(self) -> Path:
+        if not self.pins:
+            return self.constraints
+        merged = BUILD / f"{self.name}-constraints.txt"
+        if not merged.is_file() or merged.read_text() != self.constraints_text():
+            BUILD.mkdir(exist_ok=True)
+            merged.write_text(self.constraints_text())
+        return merged
+
     def clean_environ(self) -> dict:
         """The variables of a plain shell: no virtual environment, no checkout on PYTHONPATH."""
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
         env["PATH"] = f"{self.folder / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-        env["PIP_CONSTRAINT"] = str(self.constraints)   # the tested versions of what the package pulls in
+        env["PIP_CONSTRAINT"] = str(self.constraints_file())   # the tested versions of what the package pulls in
         return env
 
     def pip(self, *args: str) -> subprocess.CompletedProcess:
@@ -103,7 +122,7 @@ class Environment:
 
     def make_base_environment(self, interpreter: Path) -> None:
         """The environment, made again only when what it should hold has changed."""
-        stamp = hashlib.sha256((self.constraints.read_text() + repr(self.ships + HARNESS)
+        stamp = hashlib.sha256((self.constraints_text() + repr(self.ships + HARNESS)
                                 + python_version(interpreter) + str(interpreter)).encode()).hexdigest()
         if (self.folder / "stamp").is_file() and (self.folder / "stamp").read_text() == stamp:
             return
@@ -210,3 +229,9 @@ clean_environ = LIKE_COLAB.clean_environ
 pip = LIKE_COLAB.pip
 prepare = LIKE_COLAB.prepare
 kernel_path = LIKE_COLAB.kernel_path
+# The same versions on Python 3.11 with the CPU build of torch of constraints.txt: the notebooks that need torch.
+COLAB_VERSIONS_TORCH = Environment(
+    "colab-versions-torch-env", (*COLAB_VERSIONS.ships, "torch"), COLAB_VERSIONS.constraints,
+    pins=("torch==2.13.0+cpu", "setuptools==84.2.1",    # torch 2.13 needs setuptools>=77.0.3; Colab had 75.2
+          *(f"{name}=={version}" for name, version in re.findall(r"^(sympy|mpmath|networkx|fsspec|filelock)==(\S+)$",
+                                                                 (ROOT / "constraints.txt").read_text(), re.M))))

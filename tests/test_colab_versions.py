@@ -31,6 +31,7 @@ import nbformat
 import pytest
 
 from posenc.exercises import SET_IDS, authoring
+from tests import colab_env
 from tests.colab_env import COLAB_VERSIONS
 from tests.conftest import ROOT
 from tests.test_environments import pins
@@ -175,3 +176,32 @@ def test_every_notebook_that_needs_no_torch_runs_alone_in_colabs_versions(versio
     notebooks = [path for path, needs in torch_needs().items() if not needs]
     assert any(p.parent.name == "notebooks" for p in notebooks) and any(p.parent.name == "exercises" for p in notebooks)
     COLAB_VERSIONS.run_alone(notebooks, tmp_path)
+
+
+def fake_python(path: Path, prints: str, status: int = 0) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "{prints}"\nexit {status}\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_python_3_12_is_found_on_path_in_pyenv_or_where_the_variable_points(tmp_path, monkeypatch):
+    monkeypatch.delenv("POSENC_PYTHON312", raising=False)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    shim = fake_python(tmp_path / "bin" / "python3.12", "pyenv: python3.12: command not found", status=127)
+    monkeypatch.setenv("PATH", str(shim.parent))
+    assert colab_env.find_python("3.12") is None               # a pyenv shim of an unselected version
+    older = fake_python(tmp_path / "pyenv" / "versions" / "3.12.1" / "bin" / "python3.12", "Python 3.12.1")
+    newer = fake_python(tmp_path / "pyenv" / "versions" / "3.12.10" / "bin" / "python3.12", "Python 3.12.10")
+    assert colab_env.find_python("3.12") == newer and older.exists()
+    chosen = fake_python(tmp_path / "elsewhere" / "python", "Python 3.12.4")
+    monkeypatch.setenv("POSENC_PYTHON312", str(chosen))
+    assert colab_env.find_python("3.12") == chosen
+    monkeypatch.setenv("POSENC_PYTHON312", str(fake_python(tmp_path / "wrong" / "python", "Python 3.11.7")))
+    assert colab_env.find_python("3.12") is None               # the variable names another version
+
+
+def test_without_python_3_12_the_environment_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("POSENC_PYTHON312", str(tmp_path / "nothing-here"))
+    with pytest.raises(FileNotFoundError, match="pyenv install 3.12, or point POSENC_PYTHON312 at one"):
+        COLAB_VERSIONS.prepare()
