@@ -205,3 +205,18 @@ def test_without_python_3_12_the_environment_says_what_to_do(tmp_path, monkeypat
     monkeypatch.setenv("POSENC_PYTHON312", str(tmp_path / "nothing-here"))
     with pytest.raises(FileNotFoundError, match="pyenv install 3.12, or point POSENC_PYTHON312 at one"):
         COLAB_VERSIONS.prepare()
+
+
+# The notebooks that need torch, in Colab's versions on Python 3.11 with the CPU build of torch 2.13.0
+# (COLAB_VERSIONS_TORCH): about 1.3 GB more and several minutes of execution, more than `make test` has,
+# so it runs on request only: POSENC_COLAB_VERSIONS_TORCH=1 .venv/bin/pytest tests/test_colab_versions.py
+ON_REQUEST = os.environ.get("POSENC_COLAB_VERSIONS_TORCH", "").lower() in TRUE
+
+
+@pytest.mark.skipif(not ON_REQUEST, reason="on request only (POSENC_COLAB_VERSIONS_TORCH=1): the chapters that "
+                                           "need torch take several minutes more than make test has")
+def test_every_notebook_that_needs_torch_runs_alone_in_colabs_versions_with_torch_2_13(tmp_path):
+    from tests.colab_env import COLAB_VERSIONS_TORCH
+
+    COLAB_VERSIONS_TORCH.prepare()
+    COLAB_VERSIONS_TORCH.run_alone([path for path, needs in torch_needs().items() if needs], tmp_path)
