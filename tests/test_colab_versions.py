@@ -111,12 +111,13 @@ def spans(values: list[int]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
 
 
-def torch_sentence() -> str:
-    """The words that README and pyproject.toml's torch extra use for what needs torch."""
-    needing = [path for path, needs in torch_needs().items() if needs]
-    chapters = numbers(p for p in needing if p.parent.name == "notebooks")
-    sets = numbers(p for p in needing if p.parent.name in ("exercises", "solutions"))
-    return f"chapters {spans(chapters)}, exercise sets {spans(sets)}"
+def torch_sentence(needed: bool = True) -> str:
+    """The words that README and pyproject.toml's torch extra use for what needs torch (or, with
+    ``needed=False``, README for what does not), e.g. "chapters 0 and 2-7, exercise sets 3-7"."""
+    paths = [path for path, needs in torch_needs().items() if needs == needed]
+    chapters = numbers(p for p in paths if p.parent.name == "notebooks")
+    sets = numbers(p for p in paths if p.parent.name in ("exercises", "solutions"))
+    return f"chapter{'s' * (len(chapters) > 1)} {spans(chapters)}, exercise sets {spans(sets)}"
 
 
 def test_spans_name_runs_as_readme_does():
@@ -140,6 +141,8 @@ def test_readme_and_the_torch_extra_name_exactly_what_needs_torch():
     sentence = torch_sentence()
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert sentence in readme, f"README must say what needs torch: {sentence!r}"
+    without = torch_sentence(needed=False)
+    assert without.replace(",", " and") in readme, f"README must say what runs without torch: {without!r}"
     pyproject = (ROOT / "pyproject.toml").read_text()
     comment = " ".join(line.lstrip("# ") for line in pyproject.splitlines() if line.startswith("#"))
     assert sentence in " ".join(comment.split()), f"pyproject.toml's torch extra must say: {sentence!r}"
