@@ -71,7 +71,8 @@ browser-setup: $(STAMP)
 
 # 1. unit and grader tests, the book build (tests/test_book.py: every chapter and solution executed once,
 # two at a time, alone in a Colab-like environment where the notebook's first cell installed the package
-# from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py);
+# from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py); the
+# notebooks that need no torch run again in Colab's own versions on Python 3.12 (tests/test_colab_versions.py);
 # test_book.py is given first so that it starts at once on a worker of its own (--no-loadscope-reorder
 # keeps the order of the files given); 2. the student edition, reusing the book's executions, and the slide
 # decks, from the same executions; 3. the built sites and decks in headless Chromium, the pages shared out

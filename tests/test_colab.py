@@ -13,14 +13,12 @@ alone there, in an empty folder, exactly once per run:
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from posenc.book import execute
 from posenc.exercises import authoring
-from tests.colab_env import ENV, clean_environ
+from tests.colab_env import ENV, LIKE_COLAB, clean_environ
 from tests.conftest import ROOT
 
 
@@ -54,17 +52,4 @@ def test_every_notebook_is_run_alone_either_here_or_by_the_book_build():
 def test_the_exercise_notebooks_run_alone_in_a_colab_like_environment(colab_env, tmp_path):
     notebooks = execute.excluded_notebooks()
     assert notebooks
-    copies = []
-    for notebook in notebooks:
-        folder = tmp_path / f"{notebook.parent.name}-{notebook.stem}"     # alone in an empty folder
-        folder.mkdir()
-        copies.append(shutil.copy(notebook, folder / notebook.name))
-    report = tmp_path / "report.xml"
-    result = subprocess.run(
-        [str(colab_env), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
-         "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=600", f"--junitxml={report}", *copies],
-        cwd=tmp_path, env=clean_environ(), capture_output=True, text=True, timeout=1800)
-    failed = sorted({case.get("classname", "") for case in ET.parse(report).iter("testcase")
-                     if case.find("failure") is not None or case.find("error") is not None}) \
-        if report.exists() else ["(no report)"]
-    assert result.returncode == 0 and not failed, f"failed: {failed}\n" + result.stdout[-6000:] + result.stderr[-2000:]
+    LIKE_COLAB.run_alone(notebooks, tmp_path)
