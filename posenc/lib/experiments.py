@@ -485,6 +485,8 @@ SWEEPS = {
     "ch06": ("posenc.lib.rotary_analysis", "InsideExperiment",
              "rotary attention against every position method of the course, inside the training length"),
     "ch07": ("posenc.lib.benchmark", "BenchmarkExperiment", "every position method past the training length"),
+    "ch08": ("posenc.lib.textlm", "TextExperiment",
+             "byte-level language models on real text, read at 1, 2, 4 and 8 times the training length"),
 }
 
 
@@ -505,7 +507,9 @@ def save_results(path, experiment: Experiment, runs, name: str = "ch04", seconds
     """
     data = {
         "experiment": f"{name}: {SWEEPS[name][2]}",
-        "command": f"python -m posenc.lib.experiments {name} --out {path}",
+        "command": f"python -m posenc.lib.experiments {name} --out {path}"
+                   + (f" --seeds {len(experiment.seeds)} --first-seed {experiment.seeds[0]}" if experiment.seeds
+                      and tuple(experiment.seeds) != tuple(range(len(experiment.seeds))) else ""),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "config": asdict(experiment),
         "seeds": list(experiment.seeds),
@@ -517,7 +521,9 @@ def save_results(path, experiment: Experiment, runs, name: str = "ch04", seconds
         import os
 
         data["timing"] = {"seconds": round(seconds, 1), "processes": processes, "cpu_count": os.cpu_count(),
-                          "torch_threads_per_process": 1}
+                          "torch_threads_per_process": 1,
+                          # the machine's load when the sweep ended: above the CPU count, other work shared it
+                          "load_average": round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None}
     data["runs"] = records_of(runs)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -546,6 +552,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="JSON file to write, e.g. results/ch04.json")
     parser.add_argument("--seeds", type=int, default=None,
                         help="number of seeds, 0..N-1 (default: the sweep's own, 10 unless it says otherwise)")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds K..K+N-1 instead of 0..N-1 (a replication with seeds the file never used)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: these models are too small to gain from more)")
     parser.add_argument("--processes", type=int, default=None,
@@ -554,7 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     cls = experiment_class(args.experiment)
-    experiment = cls(seeds=tuple(range(cls.full_seeds if args.seeds is None else args.seeds)))
+    n_seeds = cls.full_seeds if args.seeds is None else args.seeds
+    experiment = cls(seeds=tuple(range(args.first_seed, args.first_seed + n_seeds)))
     processes = cls.processes if args.processes is None else args.processes
     start = time.perf_counter()
     runs = sweep(experiment, keep_models=False, progress=lambda line: print(line, flush=True), processes=processes)
