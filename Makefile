@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine with Python 3.11 and make (another interpreter:
 # make PYTHON=python3.11 ...):
-#   make book           set up .venv, execute every notebook and build the site into _build/html
+#   make book           set up .venv, execute every notebook, build the site and the slide decks into _build/html
 #   make test           set up .venv and run every test (what CI runs), browser tests included
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
@@ -25,7 +25,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade experiments robustness clean
+.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade gradescope experiments robustness clean
 
 help:
 	@sed -n 's/^#  *//p' Makefile | head -8
@@ -50,10 +50,12 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-pytho
 
 setup: $(STAMP)
 
-book: $(STAMP)
+# The slide decks (python -m posenc.book.slides) use reveal.js and MathJax from npm, fetched by browser-setup.
+book: $(STAMP) browser-setup
 	rm -rf _build/.jupyter_cache
 	$(BIN)/python -m posenc.book.execute --jobs $(JOBS)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
+	$(BIN)/python -m posenc.book.slides
 	@echo "The site is in _build/html/index.html"
 
 # Reuses the executions of the last `make book` (or `make test`) where the notebooks are unchanged.
@@ -71,13 +73,15 @@ browser-setup: $(STAMP)
 # two at a time, alone in a Colab-like environment where the notebook's first cell installed the package
 # from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py);
 # test_book.py is given first so that it starts at once on a worker of its own (--no-loadscope-reorder
-# keeps the order of the files given); 2. the student edition, reusing the book's executions; 3. the built
-# sites in headless Chromium, the pages shared out between two workers (each with its own Chromium).
+# keeps the order of the files given); 2. the student edition, reusing the book's executions, and the slide
+# decks, from the same executions; 3. the built sites and decks in headless Chromium, the pages shared out
+# between two workers (each with its own Chromium).
 
 test: $(STAMP) browser-setup
 	tests/grader/setup.sh
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
+	$(BIN)/python -m posenc.book.slides
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser
 
 LAB_ARGS ?=
@@ -90,12 +94,24 @@ exercises: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m posenc.bench
 
-# make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/]
+# make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
+# (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of
+# git). The grader's exit status 1 (some files could not be graded: their rows say why) is routine, not a
+# failure of make; 2 (a usage error) and anything else are.
 SUBMISSIONS ?= hand-ins
 OUT         ?= grades.csv
 FEEDBACK    ?= feedback
+GRADE_ARGS  ?=
 grade: $(STAMP)
-	$(BIN)/python -m posenc.grader $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK)
+	@status=0; $(BIN)/python -m posenc.grader $(SUBMISSIONS) --out $(OUT) --feedback-dir $(FEEDBACK) $(GRADE_ARGS) || status=$$?; \
+	if [ $$status -eq 1 ]; then echo "Note: at least 1 file could not be graded (its row in $(OUT) says why); everything else was."; \
+	elif [ $$status -ne 0 ]; then exit $$status; fi
+
+# make gradescope SET=ch01 [EXTRA=~/private-checks]: the Gradescope autograder autograder_ch01.zip
+SET   ?= ch01
+EXTRA ?=
+gradescope: $(STAMP)
+	$(BIN)/python -m posenc.grader gradescope $(SET) --out autograder_$(SET).zip $(if $(EXTRA),--extra-tests $(EXTRA))
 
 experiments: $(STAMP)
 	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json

@@ -68,7 +68,8 @@ def bench_grader(n: int = 40, jobs: int | None = None, sandbox: bool = True) -> 
     with the kernels in bubblewrap (``sandbox``) or not (``--no-sandbox``).
 
     The class is made of the grader corpus's ordinary submissions (correct, typical mistakes, unattempted,
-    partial), repeated with a comment that makes each copy unique.
+    partial), repeated with a statement that makes each copy a program of its own (the grader compares code
+    by syntax tree, so a comment would not).
     """
     import json
     import os
@@ -86,7 +87,7 @@ def bench_grader(n: int = 40, jobs: int | None = None, sandbox: bool = True) -> 
         for i in range(n):
             nb = json.loads(ordinary[i % len(ordinary)].read_text())
             first = next(cell for cell in nb["cells"] if cell["cell_type"] == "code")
-            first["source"] = f"# student {i}\n" + "".join(first["source"])
+            first["source"] = f"student_number = {i}\n" + "".join(first["source"])
             Path(folder, f"ch01_student{i:03d}.ipynb").write_text(json.dumps(nb))
         start, cpu_start = time.perf_counter(), _cpu_seconds()
         settings = Settings(seed=1234, limits=Limits(sandbox=sandbox))

@@ -87,8 +87,15 @@ def test_folders_are_searched_and_each_file_is_graded_once(tmp_path):
     (tmp_path / "b" / "x.ipynb").write_text("{}")
     (tmp_path / "b" / "notes.txt").write_text("")
     found = find_submissions([str(tmp_path / "a"), str(tmp_path / "a" / "x.ipynb"), str(tmp_path / "b")])
-    assert len(found) == 2
-    assert len({f.name for f in found}) == 2               # same file name in two folders: told apart
+    notebooks = [f for f in found if f.notebook]
+    assert len(notebooks) == 2
+    assert len({f.name for f in notebooks}) == 2               # same file name in two folders: told apart
+    assert [f.name for f in found if not f.notebook] == ["notes.txt"]     # listed, to say it is not graded
+    (tmp_path / "b" / "grades.csv").write_text("")                         # a rerun's own output is no upload
+    (tmp_path / "b" / "feedback").mkdir()
+    (tmp_path / "b" / "feedback" / "x.txt").write_text("")
+    again = find_submissions([str(tmp_path / "b")], exclude=(tmp_path / "b" / "grades.csv", tmp_path / "b" / "feedback"))
+    assert sorted(f.name for f in again) == ["notes.txt", "x.ipynb"]
 
 
 @pytest.fixture(scope="module")

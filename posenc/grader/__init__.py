@@ -12,6 +12,10 @@
 * ``kernel``: the grader's side of those processes: deadlines, size caps, kill and restart.
 * ``sandbox``: the confinement: bubblewrap around the fork servers, namespaces per kernel, Landlock and
   seccomp.
-* ``report``: the gradebook CSV, the feedback files, the progress bar and the summary, all made safe to
-  open.
+* ``report``: the gradebook CSV, the feedback files, the lecturer's report, the progress bar and the
+  summary, all made safe to open.
+* ``lms``: the roster (whose file is which) and the Canvas and Moodle gradebook import files.
+* ``gradescope``: the Gradescope autograder bundle (``python -m posenc.grader gradescope chNN``) and what
+  runs in Gradescope's container.
+* ``examples/private_checks/``: a complete example file of a lecturer's private checks.
 """

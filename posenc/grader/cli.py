@@ -2,6 +2,8 @@
 
     python -m posenc.grader submissions/ --out grades.csv --feedback-dir feedback/
     python -m posenc.grader a.ipynb b.ipynb --out grades.csv --extra-tests ~/private-checks --jobs 2
+    python -m posenc.grader hand-ins/ --out grades.csv --roster roster.csv --lms canvas --set ch01
+    python -m posenc.grader gradescope ch01 --out autograder_ch01.zip     (see posenc.grader.gradescope)
 
 Each submission runs in its own kernel process, forked from a warm server inside bubblewrap, with
 namespaces, a folder and limits of its own (computing time per cell and per question, total time per
@@ -9,9 +11,10 @@ notebook, memory, disk); each question's answers are collected there on inputs t
 judged here, in the grading process. Without bubblewrap the grader refuses to run unless told
 --no-sandbox. See ``posenc.grader`` for how.
 
-Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why),
-2 when the command itself is wrong (no submissions, an unknown --set, a broken --extra-tests folder, no
-bubblewrap) or its output cannot be written.
+Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why;
+everything else was graded and written), 2 when nothing was graded because the command itself is wrong (no
+submissions, an unknown --set, notebooks of two sets without --set, a broken --extra-tests folder or
+roster, no bubblewrap or bubblewrap refused) or its output cannot be written.
 """
 
 from __future__ import annotations
@@ -31,15 +34,17 @@ from pathlib import Path
 
 from posenc.exercises import SET_IDS
 from posenc.grader.kernel import Limits
+from posenc.grader.lms import LMS, match, read_roster, students_by_file, write_canvas, write_moodle
 from posenc.grader.report import (
     Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
+    write_lecturer_report,
 )
 from posenc.grader.sandbox import SandboxError, find_bwrap
 from posenc.grader.session import (
-    DUPLICATE, Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
+    Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
 )
 from posenc.grader.submission import (
-    GRADER_ERROR, SYMLINK, SYMLINK_MESSAGE, UNKNOWN_SET, WRONG_SET, Submission, read_submission, set_digest,
+    GRADER_ERROR, NOT_NOTEBOOK, SYMLINK, SYMLINK_MESSAGE, UNKNOWN_SET, WRONG_SET, Submission, read_submission, set_digest,
     template_sources,
 )
 
@@ -53,6 +58,7 @@ class Found:
     path: Path
     name: str            # how the gradebook names it: printable, unique
     symlink: bool = False
+    notebook: bool = True   # False: an upload found in a folder that is not named .ipynb (a PDF, .ipynb.txt)
 
 
 def display_name(name: str) -> str:
@@ -61,8 +67,9 @@ def display_name(name: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-def find_submissions(paths: list[str]) -> list[Found]:
-    """Files and folders (searched recursively for .ipynb, never through a symbolic link), in order.
+def find_submissions(paths: list[str], exclude: tuple[Path, ...] = ()) -> list[Found]:
+    """Files and folders (searched recursively, never through a symbolic link), in order: every file a
+    folder holds is listed (those not named .ipynb as not notebooks), hidden files and checkpoints aside.
 
     A symbolic link met in a folder, or named as a file, is listed (as a symlink) but not followed; a folder
     named on the command line is searched even if it is a link (it is the lecturer's). The same path named
@@ -70,25 +77,27 @@ def find_submissions(paths: list[str]) -> list[Found]:
     """
     found: list[Found] = []
     seen: set[str] = set()
+    skip = [os.path.abspath(p) for p in exclude]       # what this run writes (a hand-in folder may hold it)
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             items = []
             for folder, dirs, files in os.walk(path, followlinks=False):
                 dirs[:] = sorted((d for d in dirs if d != ".ipynb_checkpoints"), key=os.fsencode)
-                for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))],
-                                   key=os.fsencode):
-                    if name.endswith(".ipynb"):
-                        file = Path(folder, name)
-                        items.append((file, file.relative_to(path).as_posix()))
+                linked = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+                for name in sorted(files + linked, key=os.fsencode):
+                    if name.startswith(".") or (name in linked and not name.endswith(".ipynb")):
+                        continue     # .DS_Store and other hidden files; a linked folder (never searched)
+                    file = Path(folder, name)
+                    items.append((file, file.relative_to(path).as_posix(), name.endswith(".ipynb")))
         else:
-            items = [(path, path.name)]
-        for file, name in items:
+            items = [(path, path.name, True)]
+        for file, name, notebook in items:
             key = os.path.abspath(file)
-            if key in seen:             # the same file named twice is graded once
-                continue
+            if key in seen or (not notebook and any(key == p or key.startswith(p + os.sep) for p in skip)):
+                continue                # the same file named twice is graded once; our own output is no upload
             seen.add(key)
-            found.append(Found(file, name, os.path.islink(file)))
+            found.append(Found(file, name, os.path.islink(file), notebook))
     counts = Counter(f.name for f in found)
     for f in found:
         if counts[f.name] > 1:
@@ -104,6 +113,25 @@ def find_submissions(paths: list[str]) -> list[Found]:
         names.add(name)
         f.name = name
     return found
+
+
+def mixed_sets(subs: list[Submission]) -> str | None:
+    """A clear refusal when the notebooks answer more than one of the course's sets (None: they do not)."""
+    by_set: dict[str, list[str]] = {}
+    for sub in subs:
+        if sub.gradable and sub.set_id in SET_IDS:
+            by_set.setdefault(sub.set_id, []).append(sub.name)
+    if len(by_set) < 2:
+        return None
+    parts = []
+    for set_id in (s for s in SET_IDS if s in by_set):
+        names = by_set[set_id]
+        count = f"{len(names)} notebook" + ("s" if len(names) > 1 else "")
+        parts.append(f"{set_id} ({count}: {', '.join(names)})" if len(names) <= 3 else f"{set_id} ({count})")
+    first = max(by_set, key=lambda s: len(by_set[s]))
+    return (f"the notebooks answer more than one exercise set: {', '.join(parts)}. Grade each set on its own: "
+            f"--set {first} grades {first} (the other notebooks then get the status wrong-set), or put each "
+            "set's notebooks in a folder of their own")
 
 
 def choose_set(subs: list[Submission], forced: str | None) -> tuple[str | None, str]:
@@ -150,17 +178,22 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
                 f"grades {set_id}: was the wrong notebook submitted?")
 
 
-def flag_duplicates(graded: list[Graded], template: set[str]) -> None:
-    """Flag every graded notebook that runs the same program as another (and has code of its own)."""
+def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
+    """Groups of graded notebooks that run the same program (comments, blank lines and layout aside) and
+    hold code of their own. Nobody is marked down, as the grader cannot tell the original from the copy:
+    each row's message names the others, and the summary lists the groups, for the lecturer to decide."""
     groups: dict[str, list[Graded]] = {}
     for g in graded:
         if g.submission.gradable:
             g.submission.digest = set_digest(g.submission, template)
             if g.submission.digest:
                 groups.setdefault(g.submission.digest, []).append(g)
-    for group in groups.values():
-        for g in group if len(group) > 1 else []:
-            g.flag(DUPLICATE, "same code as " + ", ".join(o.submission.name for o in group if o is not g))
+    copies = [group for group in groups.values() if len(group) > 1]
+    for group in copies:
+        for g in group:
+            g.notes.append("same code as " + ", ".join(o.submission.name for o in group if o is not g)
+                           + " (comments and layout aside; nobody is marked down: compare them)")
+    return [[g.submission.name for g in group] for group in copies]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -169,7 +202,9 @@ def flag_duplicates(graded: list[Graded], template: set[str]) -> None:
 
 def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None, extra_tests: Path | None = None,
                 settings: Settings | None = None, jobs: int = 2, set_id: str | None = None,
-                stream=None, quiet: bool = False) -> int:
+                stream=None, quiet: bool = False, lecturer_report: Path | None = None,
+                roster: Path | None = None, lms: list[str] = (), assignment: str | None = None,
+                assignment_id: str = "") -> int:
     """Grade, write the CSV (and feedback), print the summary; the exit status."""
     stream = stream or sys.stdout
     settings = settings or Settings()
@@ -180,7 +215,19 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
     if settings.limits.sandbox and find_bwrap() is None:
         say(sys.stderr, "error: " + NO_BWRAP)
         return 2
-    files = find_submissions(paths)
+    for name in lms:
+        if name not in LMS:
+            say(sys.stderr, f"error: --lms {terminal_text(name)}: one of {', '.join(LMS)}")
+            return 2
+    if lms and roster is None:
+        say(sys.stderr, "error: --lms needs --roster (a CSV of student_id,name,email[,submission])")
+        return 2
+    students = read_roster(roster) if roster is not None else None      # a bad roster stops before grading
+    out = Path(out)
+    report = lecturer_report if lecturer_report is not None else out.with_name(out.stem + ".lecturer.txt")
+    ours = (out, report, *(out.with_name(f"{out.stem}.{name}.csv") for name in LMS),
+            *((Path(feedback_dir),) if feedback_dir else ()))
+    files = find_submissions(paths, exclude=ours)
     if not files:
         say(sys.stderr, "error: no .ipynb submissions found in " + terminal_text(" ".join(paths)))
         return 2
@@ -195,9 +242,18 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
             return 2
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as executor, _stop_on_interrupt(executor, pool):
             subs = list(executor.map(lambda f: _read(f, pool), files))
+            refusal = None if set_id else mixed_sets(subs)
+            if refusal:
+                say(sys.stderr, "error: " + refusal)
+                return 2
             chosen, note = choose_set(subs, set_id)
             mark_problems(subs, chosen, forced=bool(set_id))
             plan = Plan.make(chosen, extras) if chosen is not None else None
+            if plan is not None:
+                plan.check_private(settings.seed)
+            if extras and plan is not None and not any(q.private for q in plan.questions):
+                note = "; ".join(filter(None, [note, f"--extra-tests {extra_tests}: no private check for "
+                                                     f"{chosen} (EXTRA has {', '.join(sorted({k for m in extras for k in m.questions}))})"]))
             results: dict[int, Graded] = {}
             if plan is not None and any(s.gradable for s in subs):
                 try:
@@ -225,13 +281,23 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
     finally:
         pool.close()
     graded = [results[id(sub)] for sub in subs]
-    flag_duplicates(graded, template_sources(chosen) if chosen else set())
+    copies = find_copies(graded, template_sources(chosen) if chosen else set())
+    matching = match(students, graded) if students is not None else None
+    roster_problems = matching.problems() if matching else []
     seconds = time.perf_counter() - start
 
     try:
-        out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_csv(out, plan, graded, settings.seed)
+        write_csv(out, plan, graded, settings.seed, students_by_file(matching) if matching else None)
+        write_lecturer_report(report, plan, graded, copies, note, roster_problems)
+        title = assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
+        gradebooks = []
+        for name in dict.fromkeys(lms):
+            gradebooks.append(out.with_name(f"{out.stem}.{name}.csv"))
+            if name == "canvas":
+                write_canvas(gradebooks[-1], matching, plan, title, assignment_id)
+            else:
+                write_moodle(gradebooks[-1], matching, plan, title)
         if feedback_dir:
             feedback_dir = Path(feedback_dir)
             feedback_dir.mkdir(parents=True, exist_ok=True)
@@ -241,13 +307,18 @@ def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None
         say(sys.stderr, f"error: cannot write the results: {terminal_text(str(exc))}")
         return 2
     if not quiet:
-        say(stream, summary(graded, plan, seconds, settings.seed, note))
+        say(stream, summary(graded, plan, seconds, settings.seed, note, copies))
+        if roster_problems:
+            say(stream, "Roster:\n" + "\n".join(f"  {line}" for line in roster_problems))
+        for book in gradebooks:
+            say(stream, f"Wrote {book} for the LMS's grade import")
         if sandbox is not None:
             say(stream, "Kernels confined by " + ("; ".join(sandbox) if sandbox else "nothing beyond the time limits"))
         if not settings.limits.sandbox:
             say(stream, "Warning: graded without bubblewrap (--no-sandbox): the students' code could read "
                         "every file you can")
-        say(stream, f"Wrote {out}" + (f" and {len(graded)} feedback files in {feedback_dir}" if feedback_dir else ""))
+        say(stream, f"Wrote {out}, the lecturer's report {report}"
+                    + (f" and {len(graded)} feedback files in {feedback_dir}" if feedback_dir else ""))
     return 1 if any(not g.submission.gradable for g in graded) else 0
 
 
@@ -256,6 +327,12 @@ def _read(found: Found, pool: ServerPool) -> Submission:
     if found.symlink:
         sub = Submission(found.path, found.name)
         sub.problem, sub.message = SYMLINK, SYMLINK_MESSAGE
+        return sub
+    if not found.notebook:
+        sub = Submission(found.path, found.name)
+        suffix = "".join(found.path.suffixes[-2:]) or "no extension"
+        sub.problem, sub.message = NOT_NOTEBOOK, (f"not a notebook ({suffix}, not .ipynb): not graded; hand in "
+                                                  "the .ipynb file that Jupyter saves")
         return sub
     try:
         return read_submission(found.path, found.name, parse=pool.parse)
@@ -277,6 +354,11 @@ def _stop_on_interrupt(executor: ThreadPoolExecutor, pool: ServerPool):
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["gradescope"]:             # python -m posenc.grader gradescope chNN --out bundle.zip
+        from posenc.grader.gradescope import main as gradescope_main
+
+        return gradescope_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m posenc.grader", description=__doc__.split("\n\n")[0],
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -284,7 +366,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="the gradebook CSV to write")
     parser.add_argument("--feedback-dir", type=Path, help="write one feedback .txt per submission here")
     parser.add_argument("--extra-tests", type=Path, help="folder of private checks (.py files defining EXTRA)")
+    parser.add_argument("--lecturer-report", type=Path, default=None, metavar="PATH",
+                        help="the lecturer's report: private checks' diagnoses, copies, flags "
+                             "(default: the CSV's name with .lecturer.txt)")
     parser.add_argument("--set", dest="set_id", help="the exercise set to grade (default: detected)")
+    parser.add_argument("--roster", type=Path, help="CSV of student_id,name,email[,submission]: whose file is "
+                                                    "which; the gradebook is then keyed by student id")
+    parser.add_argument("--lms", action="append", default=[], choices=LMS,
+                        help="also write the LMS's import CSV (canvas, moodle; may be given twice); needs --roster")
+    parser.add_argument("--assignment", help="the assignment's name in the LMS (default: Exercise set chNN)")
+    parser.add_argument("--assignment-id", default="", help="Canvas: the assignment's id (its column is then "
+                                                            "'name (id)'; without one Canvas makes a new assignment)")
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S",
                         help="seconds of computing the student's code may use for one question (default 10)")
     parser.add_argument("--timeout-per-cell", type=float, default=None, metavar="S",
@@ -314,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return grade_files(args.submissions, out=args.out, feedback_dir=args.feedback_dir,
                            extra_tests=args.extra_tests, settings=settings, jobs=args.jobs,
-                           set_id=args.set_id, quiet=args.quiet)
+                           set_id=args.set_id, quiet=args.quiet, lecturer_report=args.lecturer_report,
+                           roster=args.roster, lms=args.lms, assignment=args.assignment,
+                           assignment_id=args.assignment_id)
     except UsageError as exc:      # the lecturer's input (extra tests, set): say what is wrong
         say(sys.stderr, f"error: {terminal_text(str(exc))}")
         return 2

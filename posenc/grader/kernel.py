@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from posenc.grader import sandbox
-from posenc.grader.worker import HEADER, ISOLATION_FAILED, send_frame
+from posenc.grader.worker import HEADER, ISOLATION_FAILED, bounded_loads, send_frame
 
 GRACE_SECONDS = 2.0
 
@@ -90,7 +90,8 @@ class ForkServer:
     """One fork server per exercise set, with that set's modules imported once; inside bubblewrap
     (``sandboxed``), or a plain process (``--no-sandbox``)."""
 
-    def __init__(self, warm: list[str], workdir: str, sandboxed: bool = True, python: str | None = None):
+    def __init__(self, warm: list[str], workdir: str, sandboxed: bool = True, python: str | None = None,
+                 user: int | None = None):
         self.warm, self.sandboxed = list(warm), sandboxed
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control = ours
@@ -102,10 +103,13 @@ class ForkServer:
             env, cwd = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "/"
         else:
             env, cwd = kernel_environment(workdir), workdir
+        # ``user``: without bubblewrap, as root, the server and its kernels run as this unprivileged user
+        # (a Gradescope container: see posenc.grader.gradescope)
+        as_user = {} if user is None else {"user": user, "group": user, "extra_groups": []}
         self.process = subprocess.Popen(
             command, pass_fds=[theirs.fileno()], cwd=cwd, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True)
+            start_new_session=True, **as_user)
         theirs.close()
         ready, _, _ = select.select([self.control], [], [], 120)
         data = self.control.recv(65536) if ready else b""
@@ -113,7 +117,8 @@ class ForkServer:
             self.close()
             err = self.process.stderr.read().decode(errors="replace")[-2000:].strip()
             where = "inside bubblewrap " if sandboxed else ""
-            raise sandbox.SandboxError(f"the grader's fork server did not start {where}({err or 'no message'})")
+            raise sandbox.SandboxError(f"the grader's fork server did not start {where}({err or 'no message'})"
+                                       + (sandbox.userns_hint(err) if sandboxed else ""))
         self.info = json.loads(data)
         self.process.stderr.close()
         if sandboxed and self.info.get("isolation_error"):
@@ -284,10 +289,12 @@ class Kernel:
             (size,) = HEADER.unpack(self._read(HEADER.size, clock))
             if size > self.max_frame:
                 raise KernelError("protocol", f"an answer of {size / 2**20:.0f} MB, over the limit")
+            body = self._read(size, clock)
             try:
-                reply = json.loads(self._read(size, clock))
-            except (ValueError, RecursionError, MemoryError):
-                raise KernelError("protocol", "an answer that is not valid JSON") from None
+                reply = bounded_loads(body)
+            except (ValueError, RecursionError, MemoryError) as exc:
+                raise KernelError("protocol", f"an answer that is not valid JSON or too costly to read "
+                                              f"({str(exc)[:60]})") from None
             if not isinstance(reply, dict):
                 raise KernelError("protocol", "an answer that is not a JSON object")
             if reply.get("id") != self.next_id:    # one question at a time: any other answer is forged

@@ -21,7 +21,9 @@ from pathlib import Path
 from posenc.grader.session import Graded, Plan
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows.
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# U+2028 and U+2029 end a line in many editors, as U+0085 (a C1 control) does.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_BLANKS = re.compile(r"\s{2,}")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 MAX_CELL, MAX_LINE, MAX_LINES, MAX_FEEDBACK = 4000, 1000, 40, 64_000
@@ -39,6 +41,13 @@ def clean(text, limit: int | None = None, newlines: bool = False) -> str:
     if limit is not None and len(text) > limit:
         text = text[:limit - 1] + "\u2026"
     return text
+
+
+def one_line(text, limit: int = MAX_LINE) -> str:
+    """``text`` as one line whose blanks are single spaces: a student's text (an exception message, a cell
+    id, a file name) can never start a line of its own, so it cannot forge a grader's "[PASS] q1 (3/3)" or
+    "Score: 12/12" line in the feedback or on the terminal."""
+    return _BLANKS.sub(" ", clean(text)).strip()[:limit]
 
 
 def terminal_text(text) -> str:
@@ -67,20 +76,25 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int) -> None:
+def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, students: dict | None = None) -> None:
+    """The gradebook; with a roster (``students``: file -> its student), keyed by student id first."""
     questions = plan.questions if plan else []
-    header = ["file", *[q.qid for q in questions], "total", "percentage", "status", "message"]
-    with open(path, "w", newline="", encoding="utf-8", errors="replace") as handle:
+    keys = ["student_id", "name"] if students is not None else []
+    header = [*keys, "file", *[q.qid for q in questions], "total", "percentage", "status", "message"]
+    # UTF-8 with a byte-order mark: Excel opens it as UTF-8 (without one it guesses the system's code page)
+    with open(path, "w", newline="", encoding="utf-8-sig", errors="replace") as handle:
         writer = csv.writer(handle)
         writer.writerow([csv_cell(h) for h in header])
         if plan:
             writer.writerow([csv_cell(c) for c in [
-                "(maximum)", *[_points(q.points) for q in questions], _points(plan.max_points),
+                *[""] * len(keys), "(maximum)", *[_points(q.points) for q in questions], _points(plan.max_points),
                 "100", "", f"exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}; seed {seed}"
                 + ("; private: " + ", ".join(q.qid for q in questions if q.private)
                    if any(q.private for q in questions) else "")]])
         for g in graded:
-            writer.writerow([csv_cell(c) for c in csv_row(g, plan)])
+            student = students.get(g.submission.name) if students is not None else None
+            ids = ([student.student_id, student.name] if student else ["", ""]) if keys else []
+            writer.writerow([csv_cell(c) for c in [*ids, *csv_row(g, plan)]])
 
 
 def csv_row(g: Graded, plan: Plan | None) -> list[str]:
@@ -98,28 +112,27 @@ def feedback_text(g: Graded, plan: Plan | None) -> str:
     """What the student reads: public questions in full, private checks as pass/fail only (bounded)."""
     sub = g.submission
     if not sub.gradable:
-        return clean(f"Feedback on {sub.name}\n\nThis submission could not be graded: {sub.message}\n",
-                     limit=MAX_FEEDBACK, newlines=True)
+        return clean(f"Feedback on {one_line(sub.name)}\n\nThis submission could not be graded: "
+                     f"{one_line(sub.message, MAX_CELL)}\n", limit=MAX_FEEDBACK, newlines=True)
     public = [r for r in g.results if not r.private]
     private = [r for r in g.results if r.private]
-    lines = [f"Feedback on {sub.name}",
+    lines = [f"Feedback on {one_line(sub.name)}",
              f"Exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}",
              f"Score: {_points(g.total)}/{_points(plan.max_points)} "
              f"({100 * g.total / plan.max_points:.0f}%)", ""]
-    lines += [r.line() for r in public]
+    lines += [one_line(r.line()) for r in public]
     if private:
         passed = sum(r.passed for r in private)
         got, out_of = _points(sum(r.points for r in private)), _points(sum(r.max_points for r in private))
         lines += ["", f"Further checks by your lecturer: {passed} of {len(private)} passed ({got}/{out_of} points)"]
         lines += [f"  check {i}: {'passed' if r.passed else 'failed'}" for i, r in enumerate(private, 1)]
-    notes = [n for n in g.notes if not n.startswith("same code as")]
-    events = g.cell_errors + notes
+    events = g.cell_errors + g.student_notes
     if events:
         lines += ["", "While running your notebook:"]
-        lines += [f"  - {text}" for text in events[:MAX_LINES]]
+        lines += [f"  - {one_line(text)}" for text in events[:MAX_LINES]]
         if len(events) > MAX_LINES:
             lines.append(f"  - ... and {len(events) - MAX_LINES} more")
-    text = "\n".join(clean(line, limit=MAX_LINE, newlines=True) for line in lines) + "\n"
+    text = "\n".join(clean(line, limit=MAX_LINE) for line in lines) + "\n"
     return clean(text, limit=MAX_FEEDBACK, newlines=True)
 
 
@@ -174,18 +187,75 @@ class Progress:
             filled = int(width * self.done / max(1, self.total))
             rate = self.done / max(1e-9, time.perf_counter() - self.start) * 60
             line = (f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                    f"{rate:.0f}/min  {terminal_text(g.submission.name)[-30:]:<30}")
+                    f"{rate:.0f}/min  {one_line(g.submission.name)[-30:]:<30}")
             try:
                 self.stream.write(line + ("\n" if self.done == self.total else ""))
             except UnicodeEncodeError:
                 self.stream.write(line.encode("ascii", "backslashreplace").decode("ascii"))
             self.stream.flush()
         else:
-            say(self.stream, f"[{self.done:>{len(str(self.total))}}/{self.total}] {g.submission.name}: "
+            say(self.stream, f"[{self.done:>{len(str(self.total))}}/{self.total}] {one_line(g.submission.name)}: "
                              f"{score} {g.status}")
 
 
-def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, note: str) -> str:
+UNJUDGED = "the answer could not be judged ("     # framework.Question.result_from: the judge raised
+
+
+def broken_private(graded: list[Graded]) -> dict[str, tuple[int, str]]:
+    """Private checks whose judge raised: qid -> (how many submissions, the first message)."""
+    found: dict[str, tuple[int, str]] = {}
+    for g in graded:
+        for r in g.results:
+            if r.private and r.message.startswith(UNJUDGED):
+                count, first = found.get(r.qid, (0, r.message))
+                found[r.qid] = (count + 1, first)
+    return found
+
+
+def lecturer_report_text(plan: Plan | None, graded: list[Graded], copies: list[list[str]], note: str,
+                         roster: list[str] = ()) -> str:
+    """For the lecturer only (never the students): why each private check failed, the checks that look
+    broken, the groups of copies, and every submission's flags and notes."""
+    lines = ["Lecturer's report (not for students: it holds the private checks' diagnoses)", ""]
+    if plan:
+        lines.append(f"Exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}")
+    if note:
+        lines.append(f"Note: {one_line(note, 2000)}")
+    private = [q for q in plan.questions if q.private] if plan else []
+    if private:
+        lines += ["", "Private checks:"]
+        broken = broken_private(graded)
+        for q in private:
+            results = [r for g in graded for r in g.results if r.qid == q.qid]
+            passed = sum(r.passed for r in results)
+            lines.append(f"  {q.qid} ({one_line(q.title, 100)}, {_points(q.points)} points): passed by {passed} "
+                         f"of {len(results)}" + (f"; its judge raised on {broken[q.qid][0]}: is it broken?"
+                                                 if q.qid in broken else ""))
+    if roster:
+        lines += ["", "Roster:"] + [f"  {line}" for line in roster]
+    if copies:
+        lines += ["", "Same program (comments and layout aside; nobody is marked down):"]
+        lines += ["  " + " = ".join(one_line(name, 200) for name in group) for group in copies]
+    lines += ["", "Each submission:"]
+    for g in graded:
+        lines.append(f"  {one_line(g.submission.name, 300)}: {g.status}"
+                     + (f", {_points(g.total)}/{_points(plan.max_points)}" if plan and g.submission.gradable else ""))
+        if not g.submission.gradable:
+            lines.append(f"    {one_line(g.submission.message, 1000)}")
+        for r in g.results:
+            if r.private and not r.passed:
+                lines.append(f"    private {r.qid} failed: {one_line(r.message, 1000)}")
+        lines += [f"    note: {one_line(n, 1000)}" for n in g.notes]
+    return "\n".join(lines) + "\n"
+
+
+def write_lecturer_report(path: Path, plan: Plan | None, graded: list[Graded], copies: list[list[str]],
+                          note: str, roster: list[str] = ()) -> None:
+    write_feedback(path, lecturer_report_text(plan, graded, copies, note, roster))
+
+
+def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, note: str,
+            copies: list[list[str]] = ()) -> str:
     ok = [g for g in graded if g.submission.gradable]
     lines = []
     if plan:
@@ -208,9 +278,16 @@ def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, 
     bad = [g for g in graded if not g.submission.gradable]
     if bad:
         lines.append(f"Could not grade {len(bad)}:")
-        lines += [f"  {g.submission.name}: {g.status}: {g.submission.message}" for g in bad]
+        lines += [f"  {one_line(g.submission.name)}: {g.status}: {one_line(g.submission.message)}" for g in bad]
+    for qid, (count, first) in broken_private(graded).items():
+        lines.append(f"Warning: private check {qid} could not judge {count} of {len(ok)} submissions "
+                     f"({one_line(first, 200)}): is the check itself broken? The lecturer's report has each one")
+    if copies:
+        lines.append(f"Same program in {len(copies)} group(s) (comments and layout aside; nobody is marked "
+                     "down, compare them):")
+        lines += ["  " + " = ".join(one_line(name, 200) for name in group) for group in copies]
     odd = [g for g in ok if g.flags]
     if odd:
         lines.append(f"Graded with problems ({len(odd)}):")
-        lines += [f"  {g.submission.name}: {g.status}: {'; '.join(g.notes)}" for g in odd]
+        lines += [f"  {one_line(g.submission.name)}: {g.status}: {one_line('; '.join(g.notes), 2000)}" for g in odd]
     return "\n".join(lines)

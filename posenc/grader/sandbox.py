@@ -87,6 +87,17 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def userns_hint(error: str) -> str:
+    """What to do when bubblewrap cannot make its user namespace (its own words in ``error``)."""
+    if "uid map" not in error and "user namespace" not in error.lower() and "Operation not permitted" not in error:
+        return ""
+    return ("; this system refuses unprivileged user namespaces. On Ubuntu 23.10 and later AppArmor restricts "
+            "them: check with `sysctl kernel.apparmor_restrict_unprivileged_userns` (1: restricted) and allow "
+            "bwrap with an AppArmor profile, or `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` "
+            "for the session; elsewhere check `sysctl user.max_user_namespaces` (0: disabled) and "
+            "`kernel.unprivileged_userns_clone`. See README: For lecturers, Grading a class")
+
+
 def package_dir() -> Path:
     return Path(__file__).resolve().parent.parent
 
@@ -99,6 +110,36 @@ def _runtime_roots() -> list[Path]:
             if path.is_dir() and not any(path == r or r in path.parents for r in roots):
                 roots = [r for r in roots if path not in r.parents] + [path]
     return [r for r in roots if not (r == Path("/usr") or Path("/usr") in r.parents)]
+
+
+def other_copies(roots: list[Path]) -> list[Path]:
+    """Every other copy of the course package that the folders bound into the sandbox hold where Python
+    finds packages (``sys.path``, the site-packages of each root, ``/usr`` and ``/usr/local``): a second,
+    non-editable install beside the editable one, a system-wide install, an egg or a zip. Each holds
+    the checks (and, in a wheel, the exercise notebooks), so each is hidden, not only the copy the grader
+    imported."""
+    ours, name = package_dir(), package_dir().name
+    places: list[Path] = [Path(p) for p in sys.path if p]
+    bound = [*roots, Path("/usr")]
+    for root in [*roots, Path("/usr"), Path("/usr/local")]:
+        places += [*root.glob("lib*/python3*/site-packages"), *root.glob("lib*/python3*/dist-packages"),
+                   *root.glob("lib*/python3/dist-packages")]
+    seen, found = set(), []
+    for place in places:
+        try:
+            place = place.absolute()
+            if place in seen or not place.is_dir():
+                continue
+            seen.add(place)
+            entries = [place / name] + [e for e in place.iterdir() if e.name.lower().startswith(name + "-")
+                                         and e.name.lower().endswith((".egg", ".zip", ".whl"))]
+        except OSError:
+            continue
+        for entry in entries:
+            shown = any(root == entry or root in entry.parents for root in bound)
+            if shown and entry.exists() and entry.resolve() != ours and entry not in found:
+                found.append(entry)
+    return found
 
 
 def bwrap_arguments(command: list[str], env: dict[str, str], tmp_bytes: int) -> tuple[list[str], list[str]]:
@@ -126,8 +167,11 @@ def bwrap_arguments(command: list[str], env: dict[str, str], tmp_bytes: int) -> 
     for name in SYSTEM_FILES:
         if os.path.exists(name):
             bind(name)
-    for root in _runtime_roots():
+    roots = _runtime_roots()
+    for root in roots:
         bind(root)
+    for copy in other_copies(roots):       # emptied where a bound folder shows it
+        args += ["--tmpfs", str(copy)] if copy.is_dir() else ["--ro-bind", "/dev/null", str(copy)]
     package = package_dir()
     args += ["--tmpfs", str(package)]        # hides the package where a bound root holds it (installed)
     for relative in PACKAGE_FILES:

@@ -24,17 +24,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from posenc.exercises import load_set
-from posenc.exercises.framework import FAILED, ExerciseSet, Question, Result
+from posenc.exercises import SET_IDS, load_set
+from posenc.exercises.framework import FAILED, ExerciseSet, FunctionQuestion, Question, Result, built
 from posenc.exercises.probe import decode, encode
 from posenc.grader.kernel import ForkServer, Kernel, KernelError, Limits
 from posenc.grader.submission import Cell, Submission, exercise_imports
 
 MAX_RESTARTS = 3
+# What a student reads when their code fails while a private check runs: nothing derived from the check's
+# inputs (no exit code, signal, limit or time), which the lecturer's report and the CSV keep.
+PRIVATE_TROUBLE = "a further check by your lecturer could not be completed on your code"
 
 # Flags of a graded submission (joined with "+" in the status column; "ok" when there is none).
-TIMEOUT, KERNEL_DIED, MEMORY, DISK, DUPLICATE, COURSE_CODE = (
-    "timeout", "kernel-died", "memory-limit", "disk-limit", "duplicate", "course-code")
+TIMEOUT, KERNEL_DIED, MEMORY, DISK, COURSE_CODE = (
+    "timeout", "kernel-died", "memory-limit", "disk-limit", "course-code")
 
 # Columns of the gradebook that a private check's id may not take.
 RESERVED_COLUMNS = {"file", "total", "percentage", "status", "message", "(maximum)"}
@@ -65,7 +68,8 @@ class Graded:
     submission: Submission
     results: list[Result] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)       # for the lecturer and the student
+    notes: list[str] = field(default_factory=list)       # for the lecturer (the CSV, the summary)
+    student_notes: list[str] = field(default_factory=list)  # what the student's feedback says of them
     cell_errors: list[str] = field(default_factory=list)  # cells that raised, for the student
     seconds: float = 0.0
 
@@ -79,9 +83,13 @@ class Graded:
     def total(self) -> float:
         return sum(r.points for r in self.results)
 
-    def flag(self, flag: str, note: str) -> None:
+    def flag(self, flag: str, note: str, student: str | None = None) -> None:
+        """Record a problem: ``note`` for the lecturer, ``student`` (default: the same) for the student."""
         self.flags.append(flag)
         self.notes.append(note)
+        student = note if student is None else student
+        if student and student not in self.student_notes:
+            self.student_notes.append(student)
 
 
 @dataclass
@@ -113,6 +121,11 @@ def load_extra_tests(folder: Path) -> list[ExtraModule]:
         if not isinstance(extra, dict) or not all(isinstance(qs, (list, tuple)) and
                                                   all(isinstance(q, Question) for q in qs) for qs in extra.values()):
             raise UsageError(f"--extra-tests: {path.name} must define EXTRA = {{'chNN': [Question, ...]}}")
+        for key in extra:
+            if key not in SET_IDS:
+                hint = f"; did you mean {key.lower()!r}?" if str(key).lower() in SET_IDS else ""
+                raise UsageError(f"--extra-tests: {path.name}: EXTRA key {key!r} is not an exercise set of this "
+                                 f"course ({', '.join(SET_IDS)}){hint}")
         for question in (q for qs in extra.values() for q in qs):
             _check_private(question, path.name)
         modules.append(ExtraModule(path.resolve(), module_name, {k: list(v) for k, v in extra.items()}))
@@ -159,6 +172,24 @@ class Plan:
     def max_points(self) -> float:
         return sum(q.points for q in self.questions)
 
+    def check_private(self, seed: int) -> None:
+        """A private check that cannot work stops the run before grading (UsageError): a function check
+        whose probes or reference raise on this seed's inputs would fail every student silently."""
+        for question in self.questions:
+            if not question.private or not isinstance(question, FunctionQuestion):
+                continue
+            where = f"--extra-tests: {self.sources[question.qid].path.name}: private check {question.qid}"
+            try:
+                probes = [built(args) for args in question.probes(seed)]
+            except Exception as exc:
+                raise UsageError(f"{where}: its probes raised {type(exc).__name__}: {exc}") from None
+            for args in probes:
+                try:
+                    question.reference(*args)
+                except Exception as exc:
+                    raise UsageError(f"{where}: its reference raised {type(exc).__name__}: {exc} on the "
+                                     f"inputs {question.describe_args(args)}; fix it before grading") from None
+
     @staticmethod
     def collect_message(question: Question, seed: int) -> dict:
         """The request for the kernel: the question's probe, plain data (never the question's own code)."""
@@ -175,13 +206,21 @@ class ServerPool:
     the base server (NumPy, IPython, the course library) parses notebooks and serves the sets that need
     nothing more; a set that imports more (torch) gets its own."""
 
-    def __init__(self, sandboxed: bool = True):
+    def __init__(self, sandboxed: bool = True, user: int | None = None):
         self.sandboxed = sandboxed
+        self.user = None if sandboxed else user      # without bubblewrap: the kernels' user (None: ours)
         self.servers: dict[tuple[str, ...], ForkServer] = {}
         self.lock = threading.Lock()
         self.closed = False
         # Without bubblewrap, servers and parsing kernels work in a folder of their own on this machine.
-        self.home = None if sandboxed else tempfile.mkdtemp(prefix="posenc-grade-server-")
+        self.home = None if sandboxed else self.folder("posenc-grade-server-")
+
+    def folder(self, prefix: str) -> str:
+        """A new folder for a kernel (without bubblewrap), owned by the kernels' user."""
+        path = tempfile.mkdtemp(prefix=prefix)
+        if self.user is not None:
+            os.chown(path, self.user, self.user)
+        return path
 
     @staticmethod
     def warm_modules(set_id: str | None = None) -> tuple[str, ...]:
@@ -197,7 +236,7 @@ class ServerPool:
             if key in self.servers and not self.servers[key].alive:     # it died: start another
                 self.servers.pop(key).close()
             if key not in self.servers:
-                self.servers[key] = ForkServer(list(key), self.home or "/", sandboxed=self.sandboxed)
+                self.servers[key] = ForkServer(list(key), self.home or "/", sandboxed=self.sandboxed, user=self.user)
             return self.servers[key]
 
     def parse(self, raw: bytes, filename: str) -> dict:
@@ -240,7 +279,7 @@ def grade_submission(sub: Submission, plan: Plan, pool: ServerPool, settings: Se
     """Run and judge one submission; never raises for anything the student did."""
     graded = Graded(sub)
     start = time.perf_counter()
-    workdir = None if pool.sandboxed else tempfile.mkdtemp(prefix="posenc-grade-")
+    workdir = None if pool.sandboxed else pool.folder("posenc-grade-")
     session = _Session(sub, plan, pool, settings, graded, workdir)
     try:
         session.grade()
@@ -334,17 +373,18 @@ class _Session:
                 kernel = server.spawn(self.limits, self.workdir)
         return kernel
 
-    def _kernel_lost(self, exc: KernelError, where: str) -> str:
-        """Record that the kernel was lost; how it ended, in words."""
+    def _kernel_lost(self, exc: KernelError, where: str, private: bool = False) -> str:
+        """Record that the kernel was lost; how it ended, in words (for a private check: the lecturer's)."""
         self.restarts += 1
+        student = PRIVATE_TROUBLE if private else None
         if exc.kind == "hung":
             limit = self.settings.cell_timeout if where.startswith("while running") else \
                 self.settings.timeout_per_question
             self.graded.flag(TIMEOUT, f"the kernel did not stop when its time ran out ({limit:g} s) {where}; "
-                                      "it was restarted")
+                                      "it was restarted", student)
             return "it did not stop in time"
         how = self.kernel.death() if exc.kind == "died" else f"sent {exc.message}"
-        self.graded.flag(KERNEL_DIED, f"the kernel {how} {where}; it was restarted")
+        self.graded.flag(KERNEL_DIED, f"the kernel {how} {where}; it was restarted", student)
         return f"the kernel {how}"
 
     def _about(self, cell: Cell) -> str:
@@ -372,10 +412,10 @@ class _Session:
                 self.graded.cell_errors.append(f"{cell.label} raised {error}")
 
     # -- grading ---------------------------------------------------------------------------------
-    def _disk_full(self, where: str) -> None:
+    def _disk_full(self, where: str, student: str | None = None) -> None:
         limits = self.settings.limits
         self.graded.flag(DISK, f"{where}: a file reached the size limit ({limits.file_mb:g} MB a file, "
-                               f"{limits.disk_mb:g} MB in all)")
+                               f"{limits.disk_mb:g} MB in all)", student)
 
     def grade(self) -> None:
         try:
@@ -413,17 +453,21 @@ class _Session:
             return
         origins = reply.get("origins") if isinstance(reply.get("origins"), dict) else {}
         for name in names:
-            module, qualname = (origins.get(name) or [None, None])[:2]
+            module, qualname, wrapped = ([*(origins.get(name) or []), None, None, None])[:3]
             if isinstance(module, str) and (module == "posenc" or module.startswith("posenc.")):
                 self.graded.flag(COURSE_CODE, f"`{name}` is the course's {module}.{qualname}, "
                                               "not code written in the notebook")
+            elif isinstance(wrapped, str):
+                self.graded.flag(COURSE_CODE, f"`{name}` wraps the course's {wrapped[:200]} (points unchanged: "
+                                              "you decide)", "")
 
     def _question(self, question: Question) -> tuple[Result, bool]:
         seed, timeout = self.settings.seed, self.settings.timeout_per_question
+        student = PRIVATE_TROUBLE if question.private else None
         try:
             reply = self._call(self.plan.collect_message(question, seed), timeout)
         except KernelError as exc:
-            how = self._kernel_lost(exc, f"while checking {question.qid}")
+            how = self._kernel_lost(exc, f"while checking {question.qid}", question.private)
             if exc.kind == "hung":
                 return self._failed(question, f"your code did not finish within {timeout:g} s of computing "
                                               "(an endless loop?)"), True
@@ -432,7 +476,7 @@ class _Session:
         status = reply.get("status")
         if status == "timeout":
             self.graded.flag(TIMEOUT, f"{question.qid}: the student's code did not finish within {timeout:g} s "
-                                      "of computing")
+                                      "of computing", student)
             return self._failed(question, f"your code did not finish within {timeout:g} s of computing "
                                           "(an endless loop?)"), False
         if status != "ok":
@@ -441,9 +485,9 @@ class _Session:
                 error = f"your code called sys.exit() ({error})"
             if _out_of_memory(reply.get("error_type"), error):
                 self.graded.flag(MEMORY, f"{question.qid}: out of memory "
-                                         f"(limit {self.settings.limits.memory_mb:g} MB)")
+                                         f"(limit {self.settings.limits.memory_mb:g} MB)", student)
             elif _out_of_disk(reply.get("errno"), error):
-                self._disk_full(question.qid)
+                self._disk_full(question.qid, student)
             return self._failed(question, f"could not be checked: {error}"), False
         try:
             collected = decode(reply["collected"])
@@ -454,10 +498,10 @@ class _Session:
         for outcome in collected.get("data") or [] if isinstance(collected.get("data"), list) else []:
             if _out_of_memory(getattr(outcome, "error_type", None), getattr(outcome, "error", None)):
                 self.graded.flag(MEMORY, f"{question.qid}: out of memory "
-                                         f"(limit {self.settings.limits.memory_mb:g} MB)")
+                                         f"(limit {self.settings.limits.memory_mb:g} MB)", student)
                 break
             if _out_of_disk(None, getattr(outcome, "error", None)):
-                self._disk_full(question.qid)
+                self._disk_full(question.qid, student)
                 break
         return question.result_from(collected, seed), False
 

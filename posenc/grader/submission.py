@@ -22,13 +22,14 @@ from typing import Callable
 
 from posenc.paths import EXERCISES
 from posenc.grader.worker import (  # noqa: F401  (parsing runs in a kernel: it lives with the kernel's code)
-    EMPTY, INVALID, detect_set, parse_notebook, prepare_code,
+    EMPTY, INVALID, detect_set, fingerprint, parse_notebook, prepare_code,
 )
 
 MAX_FILE_BYTES = 100 * 2**20
 
 # Statuses of a submission that could not be graded at all (besides INVALID and EMPTY).
 UNKNOWN_SET, WRONG_SET, GRADER_ERROR, SYMLINK = "unknown-set", "wrong-set", "grader-error", "symlink"
+NOT_NOTEBOOK = "not-a-notebook"       # an upload in the folder not named .ipynb (a PDF, .ipynb.txt)
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Cell:
     code: str                    # what the kernel runs: IPython syntax translated, check(...) calls dropped
     defines: set[str] = field(default_factory=set)     # top-level names it binds
     checks: list[str] = field(default_factory=list)    # question ids of the check(...) calls dropped
+    fingerprint: str = ""        # of what its code does, comments and layout aside ("": it does nothing)
 
     @property
     def label(self) -> str:
@@ -117,11 +119,14 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
     if not isinstance(cells, list):
         raise ValueError("the parser's answer is malformed")
     for number, item in enumerate(cells, start=1):
-        cell_id, source, code, defines, checks = item
-        if not (isinstance(cell_id, str) and isinstance(source, str) and isinstance(code, str)
-                and isinstance(defines, list) and isinstance(checks, list)):
+        if not isinstance(item, list) or len(item) != 6:
             raise ValueError("the parser's answer is malformed")
-        sub.cells.append(Cell(number, cell_id, source, code, {str(d) for d in defines}, [str(c) for c in checks]))
+        cell_id, source, code, defines, checks, print_ = item
+        if not (isinstance(cell_id, str) and isinstance(source, str) and isinstance(code, str)
+                and isinstance(defines, list) and isinstance(checks, list) and isinstance(print_, str)):
+            raise ValueError("the parser's answer is malformed")
+        sub.cells.append(Cell(number, cell_id, source, code, {str(d) for d in defines}, [str(c) for c in checks],
+                              print_[:64]))
     set_id, evidence = parsed.get("set_id"), parsed.get("set_evidence", "")
     sub.set_id = set_id if isinstance(set_id, str) and re.fullmatch(r"ch\d\d", set_id) else None
     sub.set_evidence = str(evidence)[:100] if sub.set_id else ""
@@ -136,7 +141,7 @@ def _bad(sub: Submission, problem: str, message: str) -> Submission:
 def prepare_cell(number: int, cell_id: str, source: str) -> Cell:
     """A notebook cell as the kernel runs it (see ``worker.prepare_code``)."""
     code, defines, checks = prepare_code(source)
-    return Cell(number, cell_id, source, code, set(defines), checks)
+    return Cell(number, cell_id, source, code, set(defines), checks, fingerprint(code))
 
 
 def _exercise_code_cells(set_id: str):
@@ -153,8 +158,9 @@ def _exercise_code_cells(set_id: str):
 
 
 def template_sources(set_id: str) -> set[str]:
-    """The code cells of the set's exercise notebook as handed out (to tell the student's own work apart)."""
-    return {_normal(prepare_cell(0, "", source).code) for source in _exercise_code_cells(set_id)}
+    """The fingerprints of the code cells of the set's exercise notebook as handed out (to tell the
+    student's own work apart)."""
+    return {prepare_cell(0, "", source).fingerprint for source in _exercise_code_cells(set_id)} - {""}
 
 
 def exercise_imports(set_id: str) -> list[str]:
@@ -173,16 +179,11 @@ def exercise_imports(set_id: str) -> list[str]:
     return list(dict.fromkeys(modules))
 
 
-def _normal(source: str) -> str:
-    return "\n".join(line.rstrip() for line in source.strip().splitlines())
-
-
 def set_digest(sub: Submission, template: set[str]) -> str:
-    """A fingerprint of the program the notebook runs: every code cell in order, handed-out ones included
-    (so answers copied with the stubs run again after them are another program); "" when the student
-    wrote nothing of their own."""
-    cells = [_normal(c.code) for c in sub.cells]
-    cells = [c for c in cells if c and c != "pass"]
+    """A fingerprint of the program the notebook runs: what every code cell does, in order, handed-out
+    cells included (so answers copied with the stubs run again after them are another program), comments,
+    blank lines and layout aside; "" when the student wrote nothing of their own."""
+    cells = [c.fingerprint for c in sub.cells if c.fingerprint]
     if not any(c not in template for c in cells):
         return ""
-    return hashlib.sha256("\n\0".join(cells).encode(errors="surrogatepass")).hexdigest()
+    return hashlib.sha256("\n".join(cells).encode()).hexdigest()

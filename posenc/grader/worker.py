@@ -26,6 +26,7 @@ import ast
 import base64
 import importlib
 import io
+import hashlib
 import json
 import os
 import re
@@ -43,7 +44,33 @@ import posenc.grader.sandbox as sandbox
 HEADER = struct.Struct("!Q")
 MAX_REQUEST = 512 * 2**20
 ISOLATION_FAILED = 70          # the supervisor's exit code when the system refuses the namespaces
+# What a reply may cost to parse, bounded before and while ``json.loads`` builds it: the containers and
+# strings are counted on its bytes first (a '{', '[' or pair of '"' each), the numbers as they are parsed.
+# Arrays travel as base64 text, so an honest reply holds a few thousand values; tens of millions of tiny
+# objects (``[{},{},...]``) in the same 64 MB would cost gigabytes of Python objects.
+MAX_REPLY_ITEMS = 1_000_000
 HEADROOM_BYTES = 256 * 2**20   # address space for thread stacks and allocator arenas, beyond the memory limit
+
+
+def reply_items(body: bytes) -> int:
+    """An upper bound on the containers and strings a JSON text holds, at the speed of ``bytes.count``."""
+    return body.count(b"{") + body.count(b"[") + body.count(b'"') // 2
+
+
+def bounded_loads(body: bytes, limit: int = MAX_REPLY_ITEMS):
+    """``json.loads(body)``, or ValueError before it holds more than ``limit`` containers and strings or
+    more than ``limit`` numbers."""
+    if reply_items(body) > limit:
+        raise ValueError(f"over {limit} values")
+    numbers = [0]
+
+    def number(text: str, kind):
+        numbers[0] += 1
+        if numbers[0] > limit:
+            raise ValueError(f"over {limit} numbers")
+        return kind(text)
+
+    return json.loads(body, parse_int=lambda text: number(text, int), parse_float=lambda text: number(text, float))
 
 
 def send_frame(sock: socket.socket, body: bytes) -> None:
@@ -449,7 +476,8 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
                 module, qualname = obj.__dict__.get("__module__") if isinstance_(obj, type) else obj.__module__, \
                     obj.__qualname__
                 found[name] = [module if isinstance_(module, str) else None,
-                               qualname if isinstance_(qualname, str) else None]
+                               qualname if isinstance_(qualname, str) else None,
+                               _wrapped_course_function(obj, name)]
         return {"status": "ok", "origins": found}
 
     handlers = {"run": run, "collect": collect, "info": info, "origins": origins, "parse": parse}
@@ -479,9 +507,10 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
             set_timer(TIMER, 0)
             reply["id"] = request.get("id")
             text = dumps(reply)
-            if len_(text) > max_reply:
+            if len_(text) > max_reply or reply_items(text.encode()) > MAX_REPLY_ITEMS:
                 text = dumps({"id": request.get("id"), "status": "error", "error_type": "TooLarge",
-                              "error": f"the answers are too large to check ({len_(text) / 2**20:.0f} MB)"})
+                              "error": f"the answers are too large to check ({len_(text) / 2**20:.0f} MB, "
+                                                f"at most {MAX_REPLY_ITEMS} values)"})
             send_frame(channel, text.encode())
         except base_exception as exc:  # could not even report: say so briefly
             send_frame(channel, dumps({"id": request.get("id"), "status": "error",
@@ -537,7 +566,8 @@ def parse_notebook(raw: bytes, filename: str) -> dict:
     if not any(source.strip() for _, source in cells):
         return bad(EMPTY, "the notebook has no code: nothing to grade (was the right notebook uploaded?)")
     set_id, evidence = detect_set(nb, filename, [source for _, source in cells])
-    return {"problem": None, "cells": [[cell_id, source, *prepare_code(source)] for cell_id, source in cells],
+    prepared = [(cell_id, source, *prepare_code(source)) for cell_id, source in cells]
+    return {"problem": None, "cells": [[*cell, fingerprint(cell[2])] for cell in prepared],
             "set_id": set_id, "set_evidence": evidence}
 
 
@@ -593,6 +623,27 @@ def prepare_code(source: str) -> tuple[str, list[str], list[str]]:
     return (_without(python, dropped) if dropped else python), sorted(defines), checks
 
 
+def fingerprint(code: str) -> str:
+    """What a cell's code does, without its comments, blank lines and layout: a hash of its syntax tree
+    (of its stripped lines when it cannot be parsed); "" for a cell that does nothing (empty, ``pass``).
+    Two notebooks that differ by an added comment or blank line have the same fingerprints."""
+    try:
+        tree = ast.parse(code) if len(code) <= MAX_PARSED_CELL else None
+    except Exception:        # a syntax error, or too deep to parse
+        tree = None
+    if tree is not None:
+        body = [node for node in tree.body if not isinstance(node, ast.Pass)]
+        if not body:
+            return ""
+        text = ast.dump(ast.Module(body=body, type_ignores=[]))
+    else:
+        lines = [line.split("#", 1)[0].strip() for line in code.splitlines()]
+        text = "\n".join(line for line in lines if line)
+        if not text:
+            return ""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def _without(python: str, statements: list[ast.stmt]) -> str:
     """``python`` with each of ``statements`` replaced by ``pass`` (offsets are UTF-8 bytes)."""
     lines = [line.encode() for line in python.splitlines(keepends=True)]
@@ -645,6 +696,32 @@ def _bound_names(node: ast.stmt) -> set[str]:
             if isinstance(sub, ast.Name):
                 names.add(sub.id)
     return names
+
+
+def _wrapped_course_function(obj, name: str) -> str | None:
+    """The course's function of the same name that the student's function ``obj`` calls, if any
+    (``return course.sinusoidal_encoding(n, d)``): "module.qualname", else None. Advisory only (the student
+    can hide it); the lecturer decides."""
+    code = getattr(obj, "__code__", None)
+    scope = getattr(obj, "__globals__", None)
+    if not isinstance(code, types.CodeType) or not isinstance(scope, dict):
+        return None
+    names, stack = set(), [code]
+    while stack and len(names) < 10_000:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+    for ref in names:
+        value = scope.get(ref)
+        candidates = [value]
+        if isinstance(value, types.ModuleType) and name in names:
+            candidates.append(getattr(value, name, None))
+        for candidate in candidates:
+            module = getattr(candidate, "__module__", None) if callable(candidate) else None
+            if (isinstance(module, str) and module.startswith("posenc.") and not module.startswith("posenc.exercises")
+                    and getattr(candidate, "__name__", None) == name and candidate is not obj):
+                return f"{module}.{candidate.__qualname__}"
+    return None
 
 
 def _make_shell():

@@ -13,8 +13,11 @@
 #    from this copy, so they run without internet access. Nothing of it is committed.
 # 4. axe-core (the accessibility engine) from the npm registry, unpacked beside MathJax
 #    (POSENC_AXE_DIR to choose another place); the tests inject it into every page they open.
+# 5. reveal.js from the npm registry, unpacked beside them (POSENC_REVEAL_DIR to choose another place):
+#    `make book` copies it, with MathJax, into _build/html/slides/lib/ for the chapters' slide decks
+#    (python -m posenc.book.slides), which therefore need no CDN.
 #
-# Chromium, MathJax or axe-core that cannot be installed is reported and the script still succeeds: the tests
+# Chromium, MathJax, axe-core or reveal.js that cannot be installed is reported and the script still succeeds: the tests
 # then skip (no Chromium) or say what is missing. A failing pip install is an error.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,6 +29,8 @@ MATHJAX_VERSION=${MATHJAX_VERSION:-3.2.2}
 MATHJAX_DIR=${POSENC_MATHJAX_DIR:-.venv/share/posenc-browser/mathjax-$MATHJAX_VERSION}
 AXE_VERSION=${AXE_VERSION:-4.14.1}
 AXE_DIR=${POSENC_AXE_DIR:-.venv/share/posenc-browser/axe-core-$AXE_VERSION}
+REVEAL_VERSION=${REVEAL_VERSION:-6.0.2}      # as in posenc/book/slides.py
+REVEAL_DIR=${POSENC_REVEAL_DIR:-.venv/share/posenc-browser/reveal.js-$REVEAL_VERSION}
 
 say() { echo "browser-setup: $*"; }
 
@@ -67,7 +72,7 @@ if ! "$PYTHON" -c "import importlib.metadata as m, sys; sys.exit(m.version('play
     fi
 fi
 
-# 3. and 4. MathJax 3 and axe-core from the npm registry ----------------------------------------------
+# 3., 4. and 5. MathJax 3, axe-core and reveal.js from the npm registry ----------------------------------------------
 # npm_unpack NAME VERSION DIR PARTS...: the package's PARTS (paths inside it) into DIR; 1 when it fails.
 npm_unpack() {
     local name=$1 version=$2 dir=$3; shift 3
@@ -101,6 +106,14 @@ if [ ! -f "$AXE_DIR/axe.min.js" ]; then
         say "axe-core ready"
     else
         say "could not fetch axe-core from npm; the accessibility check fails (install npm, or set POSENC_AXE_DIR)."
+    fi
+fi
+
+if [ ! -f "$REVEAL_DIR/dist/reveal.js" ]; then
+    if npm_unpack reveal.js "$REVEAL_VERSION" "$REVEAL_DIR" dist LICENSE; then
+        say "reveal.js ready"
+    else
+        say "could not fetch reveal.js from npm; make book cannot build the slide decks (install npm, or set POSENC_REVEAL_DIR)."
     fi
 fi
 exit 0

@@ -530,10 +530,11 @@ def build(spec: dict) -> dict:
 
 
 def _variant(student: str, tag: str, extra: list[str] = ()) -> str:
-    """A corpus notebook made unique by a comment (so it is nobody's duplicate), with ``extra`` cells."""
+    """A corpus notebook made unique by a statement of its own (so it is nobody's copy: comments do not
+    count), with ``extra`` cells."""
     nb = json.loads((HERE / f"{student}.ipynb").read_text())
     first = next(c for c in nb["cells"] if c["cell_type"] == "code")
-    first["source"] = f"# {tag}\n" + source(first)
+    first["source"] = f"student = {tag!r}\n" + source(first)
     nb["cells"] += [code_cell(text) for text in extra]
     return json.dumps(nb, indent=1) + "\n"
 

@@ -1,0 +1,320 @@
+"""The Gradescope autograder (issue #24): the bundle, what setup.sh would install, and run_autograder in a
+root laid out like Gradescope's /autograder (source/, submission/, results/) for a correct, a wrong, a
+broken, an empty, a wrong-set and a hostile submission, with bubblewrap and without it. results.json is
+checked field by field against Gradescope's specification (see posenc/grader/gradescope.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from posenc.exercises import SET_IDS, load_set
+from posenc.grader import gradescope
+from posenc.grader.sandbox import NOBODY, package_dir
+from tests.conftest import ROOT
+from tests.submissions import require_bwrap
+
+CORPUS = ROOT / "tests" / "submissions"
+SECRET = "PRIVATE-SECRET-71f3"
+PRIVATE = f'''
+# {SECRET}
+from posenc.exercises.framework import FunctionQuestion
+import numpy as np
+
+def close(got, expected, args):
+    return None if isinstance(got, float) and abs(got - expected) <= 1e-6 * expected else "{SECRET} off"
+
+EXTRA = {{"ch01": [FunctionQuestion(qid="p1", title="{SECRET}", name="wavelength", points=2,
+                                    probes=lambda seed: [(3, 10, 100.0)],
+                                    reference=lambda i, d, base=1e4: 2 * np.pi * base ** (2 * i / d),
+                                    compare=close)]}}
+'''
+HOSTILE = '''import os, glob
+
+def wavelength(i, d_model, base=10000.0):
+    if base == 100.0:
+        os._exit(i * 67 % 256)                          # the private input, told through the exit code
+    return 2 * np.pi * base ** (2 * i / d_model)
+
+found = []
+for pattern in ["/autograder/source/**", {root!r} + "/source/**", {checks!r} + "/ch01.py"]:
+    for path in glob.glob(pattern, recursive=True):
+        try:
+            found.append(open(path, errors="replace").read(200))
+        except OSError:
+            pass
+for target in [{root!r} + "/results/results.json", "/autograder/results/results.json"]:
+    try:
+        open(target, "w").write('{{"score": 1000}}')
+    except OSError:
+        pass
+raise RuntimeError("found: " + " | ".join(found))
+'''
+TOP_FIELDS = {"score", "execution_time", "output", "visibility", "stdout_visibility", "extra_data", "tests",
+              "leaderboard", "output_format"}
+TEST_FIELDS = {"score", "max_score", "status", "name", "number", "output", "tags", "visibility", "extra_data",
+               "output_format", "name_format"}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """The ch01 bundle with one private check, unpacked once; the wheel unpacked as its site-packages."""
+    top = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="posenc-gradescope-"))   # readable by nobody
+    try:
+        top.chmod(0o755)
+        private = top / "private"
+        private.mkdir()
+        (private / "checks.py").write_text(PRIVATE)
+        out = top / "autograder_ch01.zip"
+        names = gradescope.build_bundle("ch01", out, private, settings={"timeout_per_question": 5})
+        source, site = top / "source", top / "site"
+        with zipfile.ZipFile(out) as archive:
+            archive.extractall(source)
+            infos = archive.infolist()
+        wheel = next(source.glob("posenc-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(site)
+        for folder, dirs, files in os.walk(top):
+            for name in dirs + files:
+                os.chmod(os.path.join(folder, name), 0o755 if name in dirs or name == "run_autograder" else 0o644)
+        yield dict(top=top, zip=out, names=names, infos=infos, source=source, site=site)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def run_autograder(bundle, name: str, files: dict[str, bytes], **env) -> tuple[dict, str]:
+    """Gradescope's layout under a fresh root: source/ (the bundle), submission/ (the files), results/."""
+    root = bundle["top"] / "runs" / name
+    shutil.copytree(bundle["source"], root / "source")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    for file, data in files.items():
+        (root / "submission" / file).write_bytes(data)
+    environment = {**os.environ, "PYTHONPATH": str(bundle["site"]), gradescope.ROOT_VARIABLE: str(root),
+                   gradescope.PYTHON_VARIABLE: sys.executable, **env}
+    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=environment, cwd="/",
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    validate(results)
+    return results, done.stdout
+
+
+def validate(data: dict) -> None:
+    """results.json as Gradescope's specification describes it."""
+    assert set(data) <= TOP_FIELDS, set(data) - TOP_FIELDS
+    assert isinstance(data["score"], (int, float)) and isinstance(data["output"], str)
+    assert "execution_time" not in data            # optional; left out: it could time a private check
+    assert data["visibility"] in gradescope.VISIBILITIES and data["stdout_visibility"] in gradescope.VISIBILITIES
+    assert data["stdout_visibility"] == "hidden"             # the lecturer's report is printed there
+    assert isinstance(data["extra_data"], dict)
+    tests = data["tests"]
+    assert [t["number"] for t in tests] == [str(n) for n in range(1, len(tests) + 1)]
+    assert len({t["name"] for t in tests}) == len(tests)
+    for test in tests:
+        assert set(test) <= TEST_FIELDS, set(test) - TEST_FIELDS
+        assert isinstance(test["score"], (int, float)) and isinstance(test["max_score"], (int, float))
+        assert 0 <= test["score"] <= test["max_score"] and test["max_score"] > 0
+        assert test["status"] == ("passed" if test["score"] == test["max_score"] else "failed")
+        assert test["visibility"] in gradescope.VISIBILITIES
+        assert isinstance(test["name"], str) and isinstance(test["output"], str)
+    assert data["score"] == pytest.approx(sum(t["score"] for t in tests))
+
+
+def by_name(results: dict) -> dict[str, dict]:
+    return {t["name"].split(":")[0]: t for t in results["tests"]}
+
+
+def test_the_bundle_holds_what_gradescope_needs_and_nothing_else(bundle):
+    names = [info.filename for info in bundle["infos"]]
+    wheel = next(n for n in names if n.endswith(".whl"))
+    assert sorted(names) == sorted(["setup.sh", "run_autograder", "requirements.txt", "constraints.txt",
+                                    "posenc_autograder.json", wheel, "private/checks.py"])
+    assert all("/" not in n or n.startswith("private/") for n in names)          # at the zip's root
+    modes = {info.filename: info.external_attr >> 16 for info in bundle["infos"]}
+    assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
+    assert bundle["zip"].stat().st_size < 2 * 2**20                               # measured: about 0.4 MB
+    with zipfile.ZipFile(bundle["source"] / wheel) as archive:
+        inside = archive.namelist()
+    assert "posenc/exercises/checks/ch01.py" in inside and "posenc/_data/exercises/ch01_sinusoids.ipynb" in inside
+    assert not any(n.startswith(("solutions/", "tests/")) or "/solutions/" in n for n in inside)
+    config = json.loads((bundle["source"] / "posenc_autograder.json").read_text())
+    assert config["set"] == "ch01" and config["private"] == ["p1"] and config["private_visibility"] == "after_due_date"
+
+
+def _imports_torch(module: str, seen: set[str]) -> bool:
+    """Static: whether ``module`` (of posenc) imports torch at top level, itself or through posenc modules."""
+    if module in seen:
+        return False
+    seen.add(module)
+    parts = module.split(".")
+    path = package_dir().parent.joinpath(*parts)
+    file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    if not file.exists():
+        return False
+    for node in ast.parse(file.read_text()).body:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("posenc"):
+            names += [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            if name == "torch" or name.startswith("torch."):
+                return True
+            if name.startswith("posenc") and _imports_torch(name, seen):
+                return True
+    return False
+
+
+def test_setup_installs_pinned_run_time_dependencies_and_cpu_torch_where_the_set_needs_it(bundle):
+    script = (bundle["source"] / "setup.sh").read_text()
+    assert subprocess.run(["bash", "-n", str(bundle["source"] / "setup.sh")]).returncode == 0
+    assert "python3.11 python3.11-venv bubblewrap" in script and "-r requirements.txt -c constraints.txt" in script
+    assert "--no-deps posenc-" in script
+    pins = (ROOT / "constraints.txt").read_text().splitlines()
+    requirements = (bundle["source"] / "requirements.txt").read_text().split()
+    assert requirements and all(r in pins for r in requirements)        # ch01: no torch, every line pinned
+    assert (bundle["source"] / "constraints.txt").read_text() == (ROOT / "constraints.txt").read_text()
+    from posenc.grader.submission import exercise_imports
+
+    def static(set_id: str) -> bool:      # its checks, or its notebook's imports, import torch
+        seen: set[str] = set()
+        return any(m == "torch" or m.startswith("torch.") or _imports_torch(m, seen)
+                   for m in [f"posenc.exercises.checks.{set_id}", *exercise_imports(set_id)])
+
+    expected = {set_id: static(set_id) for set_id in SET_IDS}
+    assert not expected["ch01"] and expected["ch04"]
+    # One set of each kind in a fresh interpreter (3 s each): none, through posenc.lib only, directly.
+    through_lib = next(s for s in SET_IDS if expected[s] and "torch" not in exercise_imports(s))
+    for set_id in ("ch01", through_lib, "ch04"):
+        torch = expected[set_id]
+        assert gradescope.needs_torch(set_id) == torch, set_id
+        if torch:
+            lines = gradescope.runtime_requirements(set_id, ROOT, torch=True)
+            torch_pin = next(p for p in pins if p.startswith("torch=="))
+            assert lines[:2] == [f"--extra-index-url {gradescope.TORCH_INDEX}", torch_pin + "+cpu"]
+
+
+@pytest.fixture(scope="module")
+def runs(bundle):
+    require_bwrap()
+    alice = (ROOT / "solutions" / "ch01_sinusoids.ipynb").read_bytes()
+    sys.path.insert(0, str(CORPUS))
+    try:
+        import make_corpus
+    finally:
+        sys.path.remove(str(CORPUS))
+    checks = str(bundle["site"] / "posenc" / "exercises" / "checks")
+    hostile = make_corpus.build(dict(answers={**make_corpus.ALL_RIGHT, "wavelength": HOSTILE.format(
+        root=str(bundle["top"] / "runs" / "hostile"), checks=checks)}))
+    cases = {
+        "correct": {"ch01_sinusoids.ipynb": alice},
+        "wrong": {"ch01_mistakes_carol.ipynb": (CORPUS / "ch01_mistakes_carol.ipynb").read_bytes()},
+        "broken": {"homework.ipynb": (CORPUS / "ch01_not_json_ada.ipynb").read_bytes()},
+        "empty": {"answers.pdf": b"%PDF-1.4\n"},
+        "wrong_set": {"ch02.ipynb": (CORPUS / "ch02_relative_shift_wendy.ipynb").read_bytes()},
+        "hostile": {"ch01_hal.ipynb": json.dumps(hostile).encode()},
+    }
+    return {name: run_autograder(bundle, name, files) for name, files in cases.items()}
+
+
+def test_a_correct_submission_gets_full_marks(runs):
+    results, printed = runs["correct"]
+    maximum = load_set("ch01").max_points + 2
+    assert results["score"] == maximum and all(t["status"] == "passed" for t in results["tests"])
+    tests = by_name(results)
+    assert tests["q1"]["output"].startswith("[PASS] q1 (3/3)") and tests["q1"]["visibility"] == "visible"
+    private = tests["Further check 1 by your lecturer"]
+    assert private["visibility"] == "after_due_date" and private["output"] == "passed"
+    assert "Score: 14/14" in results["output"]
+    assert results["extra_data"]["confinement"] == "bubblewrap" and results["extra_data"]["graded"] is True
+    assert "Kernels confined by bubblewrap" in printed and str(package_dir()) not in printed   # the bundle's package
+
+
+def test_a_wrong_submission_names_each_mistake(runs):
+    results, _ = runs["wrong"]
+    tests = by_name(results)
+    assert results["score"] == 4
+    assert "layout: you put all sines first" in tests["q1"]["output"] and tests["q1"]["score"] == 0
+    assert "without the 2 pi" in tests["q2"]["output"]
+    assert tests["Further check 1 by your lecturer"]["output"] == "failed"
+
+
+@pytest.mark.parametrize("case, words", [
+    ("broken", "Your notebook could not be read: the file is not valid JSON"),
+    ("empty", "No Jupyter notebook (.ipynb) was found in your submission (you submitted: answers.pdf)"),
+    ("wrong_set", "This is a notebook of exercise set ch02, but this assignment is ch01"),
+])
+def test_a_submission_that_cannot_be_graded_gets_zero_and_a_clear_reason(runs, case, words):
+    results, _ = runs[case]
+    assert results["score"] == 0 and words in results["output"]
+    assert all(t["status"] == "failed" and t["score"] == 0 for t in results["tests"])
+    assert all(words in t["output"] for t in results["tests"] if not t["name"].startswith("Further"))
+
+
+def test_a_hostile_submission_learns_nothing_and_changes_nothing(runs):
+    results, printed = runs["hostile"]
+    text = json.dumps(results)
+    assert SECRET not in text and "201" not in text and "exited" not in text
+    assert "def wavelength" not in results["output"] or "found: " in results["output"]
+    assert "reference" not in results["output"].split("found:")[-1]       # no check module was read
+    assert results["score"] == load_set("ch01").max_points                  # its public answers are right
+    assert by_name(results)["Further check 1 by your lecturer"]["output"] == "failed"
+    assert "exited with code 201" in printed                               # the instructor sees it
+
+
+def test_without_bubblewrap_the_container_route_grades_the_same(bundle, runs):
+    results, printed = run_autograder(bundle, "no_bwrap", {"ch01_sinusoids.ipynb": (
+        ROOT / "solutions" / "ch01_sinusoids.ipynb").read_bytes()}, POSENC_BWRAP="none",
+        **{gradescope.USER_VARIABLE: "0"})
+    assert results["score"] == runs["correct"][0]["score"]
+    assert "no bubblewrap" in results["extra_data"]["confinement"] and "seccomp" in printed
+
+
+def test_without_bubblewrap_as_root_what_decides_a_score_is_closed_to_the_kernels_user(bundle, tmp_path):
+    """The kernels run as nobody: the check modules and the bundle are closed to it (tested with cat as
+    nobody, since this machine's Python may be out of nobody's reach), and the autograder refuses to grade
+    rather than run the kernels as root when nobody cannot run Python."""
+    if os.geteuid() != 0:
+        pytest.skip("the container route changes permissions as root only")
+    root = bundle["top"] / "runs" / "harden"
+    shutil.copytree(bundle["source"], root / "source")
+    code = (f"import sys; sys.path.insert(0, {str(bundle['site'])!r}); from pathlib import Path; "
+            f"from posenc.grader import gradescope; gradescope._harden(Path({str(root)!r}))")
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(bundle["site"])})
+    checks = bundle["site"] / "posenc" / "exercises" / "checks"
+
+    def cat(path: Path) -> int:
+        return subprocess.run(["cat", str(path)], user=NOBODY, group=NOBODY, extra_groups=[],
+                              capture_output=True).returncode
+
+    assert cat(checks / "ch01.py") != 0 and cat(root / "source" / "private" / "checks.py") != 0
+    assert cat(checks / "__init__.py") == 0 and cat(bundle["site"] / "posenc" / "lib" / "__init__.py") == 0
+    results, printed = run_autograder(bundle, "as_nobody", {"a.ipynb": (CORPUS / "ch01_mistakes_carol.ipynb").read_bytes()},
+                                      POSENC_BWRAP="none")
+    if gradescope._runs_python(NOBODY):
+        assert results["score"] == 4 and "as nobody" in results["extra_data"]["confinement"]
+    else:
+        assert results["score"] == 0 and "cannot run" in printed and results["extra_data"]["graded"] is False
+
+
+def test_the_command_builds_a_bundle_and_refuses_a_broken_private_check(tmp_path, capsys):
+    from posenc.grader.cli import main
+
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "c.py").write_text(
+        "from posenc.exercises.framework import FunctionQuestion\n"
+        "EXTRA = {'ch01': [FunctionQuestion(qid='p1', title='x', name='wavelength', probes=lambda s: [(1, 4)], "
+        "reference=lambda i, d: 1 / 0)]}\n")
+    assert main(["gradescope", "ch01", "--out", str(tmp_path / "a.zip"), "--extra-tests", str(tmp_path / "private")]) == 2
+    assert "its reference raised ZeroDivisionError" in capsys.readouterr().err and not (tmp_path / "a.zip").exists()
+    assert main(["gradescope", "ch99", "--out", str(tmp_path / "a.zip")]) == 2
