@@ -72,9 +72,10 @@ WRONG = {
     },
     "q5": {
         "rotary": ('deploy_choice = "d"', "angles"),
-        "sinusoidal": ('deploy_choice = "b"', "worse than at L"),
-        "learned": ('deploy_choice = "a"', "never trained"),
-        "nothing": ('deploy_choice = "e"', "worst of all at L"),
+        "sinusoidal": ('deploy_choice = "b"', "never saw the rows past L"),
+        "learned": ('deploy_choice = "a"', "never received a gradient"),
+        "ALiBi": ('deploy_choice = "c"', "compare its level"),
+        "T5": ('deploy_choice = "f"', "never reached"),
     },
 }
 
@@ -89,5 +90,5 @@ RIGHT = {
 
 def test_the_choice_answers_follow_the_committed_sweep():
     assert ch08.EXERCISES.questions[3].answer == "ab"
-    assert ch08.EXERCISES.questions[4].answer == "c"
+    assert ch08.EXERCISES.questions[4].answer == "e"
     assert "| ALiBi |" in ch08.figure_table()
