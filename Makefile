@@ -114,6 +114,7 @@ gradescope: $(STAMP)
 	$(BIN)/python -m posenc.grader gradescope $(SET) --out autograder_$(SET).zip $(if $(EXTRA),--extra-tests $(EXTRA))
 
 experiments: $(STAMP)
+	$(BIN)/python -m posenc.lib.experiments ch03 --out results/ch03.json
 	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
 	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
 	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json

@@ -43,6 +43,16 @@ LOOP = encoding("""
 
 WRONG = {
     "q1": {
+        "placeholder left for odd widths": ("""
+import numpy as np
+def sinusoidal_encoding(n_positions, d_model):
+    if d_model % 2:
+        raise NotImplementedError  # odd widths: later
+    angles = np.arange(n_positions)[:, None] * 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    out = np.zeros((n_positions, d_model))
+    out[:, 0::2], out[:, 1::2] = np.sin(angles), np.cos(angles)
+    return out
+""", "answers other inputs"),
         "halves layout": (encoding("""
             pos = np.arange(n_positions)[:, None]
             i = np.arange(d_model // 2)[None, :]
@@ -196,6 +206,28 @@ def binary_encoding(n_positions, n_bits):
 """, "dtype"),
     },
     "q4": {
+        "truncated, not rounded": ("""
+import numpy as np
+def first_repeat(encoding, decimals):
+    seen = set()
+    for p, row in enumerate(np.trunc(encoding * 10 ** decimals).astype(int)):
+        key = tuple(row.tolist())
+        if key in seen:
+            return p
+        seen.add(key)
+    return None
+""", "not rounded to the nearest"),
+        "floored, not rounded": ("""
+import numpy as np
+def first_repeat(encoding, decimals):
+    seen = set()
+    for p, row in enumerate(np.floor(encoding * 10 ** decimals) / 10 ** decimals):
+        key = tuple(row.tolist())
+        if key in seen:
+            return p
+        seen.add(key)
+    return None
+""", "not rounded to the nearest"),
         "earlier position": ("""
 import numpy as np
 def first_repeat(encoding, decimals):
@@ -297,7 +329,7 @@ def first_repeat(encoding, decimals):
         "sqrt(d_model)": ("row_squared_norm = 8", "not sqrt(d_model)"),
         "one": ("row_squared_norm = 1", "they add up"),
         "grows with the position": ("row_squared_norm = 1000", "does not grow"),
-        "a string": ('row_squared_norm = "32"', "should be a number"),
+        "a word": ('row_squared_norm = "thirty-two"', "should be a number"),
         "a guess": ("row_squared_norm = 30", "is not right"),
     },
 }
@@ -305,8 +337,15 @@ def first_repeat(encoding, decimals):
 RIGHT = {
     "q5": {"pair index written out": FIXED.format(exponent="(dims - dims % 2) / d_model", even="np.sin(angles)",
                                                   odd="np.cos(angles)")},
+    "q3": {"booleans, as the question allows": """
+import numpy as np
+def binary_encoding(n_positions, n_bits):
+    return ((np.arange(n_positions)[:, None] >> np.arange(n_bits)[None, :]) & 1).astype(bool)
+"""},
     "q6": {"upper case": 'normalised_index_breaks = "B"'},
-    "q7": {"an int": "row_squared_norm = 32", "computed": "import numpy as np\nrow_squared_norm = 64 / 2"},
+    "q7": {"an int": "row_squared_norm = 32", "computed": "import numpy as np\nrow_squared_norm = 64 / 2",
+           # a number typed as a string is the number, as "B" and "(b)" are the letter in a choice
+           "a string": 'row_squared_norm = "32"'},
 }
 
 

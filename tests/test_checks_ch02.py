@@ -4,7 +4,7 @@ checks' robustness."""
 
 from posenc.exercises import load_set
 from posenc.exercises.framework import PASSED
-from tests.conftest import with_submission
+from tests.conftest import ROOT, with_submission
 
 SET_ID = "ch02"
 EXERCISES = load_set(SET_ID)
@@ -415,3 +415,18 @@ RIGHT = {
     "q7": {"upper case": 'why_sine_and_cosine = "A"'},
     "q8": {"a numpy integer": "import numpy as np\nnonzero_entries = np.int64(1024)"},
 }
+
+
+def test_q6_text_about_the_pairs_without_a_full_turn_holds():
+    """Question 6 says that many pairs without a full turn by t = 512 still turn by more than a radian, and
+    that only the slowest barely move: checked here (d_model = 512, base 10000)."""
+    import numpy as np
+    from posenc.exercises.checks import ch02
+
+    angle = 10000.0 ** (-2 * np.arange(ch02.Q6_D_MODEL // 2) / ch02.Q6_D_MODEL) * ch02.Q6_CONTEXT
+    without_turn = angle[angle < 2 * np.pi]
+    assert (without_turn > 1).sum() >= len(without_turn) / 3          # "many of them turn by more than a radian"
+    assert (without_turn < 0.1).sum() >= 1 and without_turn.min() < 0.1   # "only the slowest barely move"
+    assert (without_turn < 0.1).sum() < len(without_turn) / 2
+    source = (ROOT / "solutions" / "source" / "ch02_relative_shift.py").read_text()
+    assert "many of them turn by\n# more than a radian" in source and "almost where they started" not in source

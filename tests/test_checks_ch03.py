@@ -295,3 +295,8 @@ def sum_of_projections(x, p, w):
 """
     assert EXERCISES.question("q3").grade(with_submission(solution, code)).points == 0
     assert EXERCISES.question("q3").grade(solution).status == PASSED
+
+
+def test_q7_option_b_mentions_residual_connections():
+    feedback = EXERCISES.question("q7").options["b"]
+    assert "residual" in feedback and "later layers see only that" not in feedback

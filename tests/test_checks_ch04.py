@@ -314,7 +314,7 @@ Q6_WRONG = {
 
 Q7_WRONG = {
     "the paper showed it": ('past_training_length = "a"', "hypothesis, not a result"),
-    "an error past max_len": ('past_training_length = "c"', "as many rows as it is asked for"),
+    "an error past max_len": ('past_training_length = "c"', "depends on the code, not on the encoding"),
     "learned rows trained": ('past_training_length = "d"', "no gradient at all"),
     "a list of two": ('past_training_length = ["b", "d"]', "exactly one option"),
 }
@@ -390,3 +390,29 @@ def test_the_diagnoses_are_listed_for_the_common_mistakes_page():
     listed = mistakes.messages(["ch04"])
     for message in (ch04.SIN_PARAMETER, ch04.BATCH_AXIS, ch04.SINGLE_ROW, ch04.FORGOT_TO_ADD, ch04.GUARD_LIMIT):
         assert message in listed
+
+
+def test_q7_option_c_does_not_say_the_sinusoidal_module_has_no_last_row():
+    """The student's SinusoidalEncoding (q2) and the worked solution store max_len rows and raise past them:
+    the feedback on (c) must not say that only the learned table has a last row."""
+    feedback = EXERCISES.question("q7").options["c"]
+    assert "as many rows as it is asked for" not in feedback and "question 2" in feedback
+
+
+def test_q7_feedback_on_the_chapters_experiment_holds_on_every_seed():
+    """(a) and (b) say that in the chapter's experiment the sinusoidal model fails soon after L: on every seed
+    of results/ch04.json it is near 1 inside L and at most 0.3 from L + 8 on."""
+    import json
+
+    import numpy as np
+
+    from tests.conftest import ROOT
+
+    data = json.loads((ROOT / "results" / "ch04.json").read_text())
+    L = data["config"]["train_length"]
+    runs = [run for run in data["runs"] if run["kind"] == "sinusoidal"]
+    assert len(runs) >= 5
+    for run in runs:
+        accuracy = np.array(run["by_position"]["plain"][1:], dtype=float)     # position 0 has no target
+        assert accuracy[: L - 1].mean() >= 0.95 and accuracy[L + 7:].max() <= 0.3, run["seed"]
+    assert "soon after L" in EXERCISES.question("q7").options["b"]

@@ -103,6 +103,11 @@ import math
 def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     return [0 for r in relative_position]""", "return a numpy array"),
         "float buckets": (t5_swap("return first + np.where", "return 1.0 * first + np.where"), "return integers"),
+        "log bucket plus one": (t5_swap("np.minimum(max_exact + (", "np.minimum(max_exact + 1 + ("), "you added 1"),
+        "floor of x + 1e-3": (t5_swap(").astype(int), nb - 1)", " + 1e-3).astype(int), nb - 1)"), "offsets are wrong"),
+        "writes into its input": (t5_swap("    r = np.asarray(relative_position)\n",
+                                          "    r = np.asarray(relative_position)\n    r *= 1\n"
+                                          "    relative_position[...] = 0\n"), "changed its input"),
     },
     "q2": {
         "h from zero": (SLOPES.format(body="    return 2.0 ** (-8.0 * np.arange(n_heads) / n_heads)"), "from h = 1"),
@@ -130,6 +135,21 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     return s"""), "not the last ones"),
         "a list": (SLOPES.format(body="    return [2.0 ** (-8.0 * h / n_heads) for h in range(1, n_heads + 1)]"),
                    "return a numpy array"),
+        "positive exponent": (SLOPES.format(body="    return 2.0 ** (8.0 * np.arange(1, n_heads + 1) / n_heads)"),
+                              "exponent is negative"),
+        "h + 1": (SLOPES.format(body="    return 2.0 ** (-8.0 * (np.arange(1, n_heads + 1) + 1) / n_heads)"),
+                  "you used h + 1"),
+        "round(log2 n)": (SLOPES.format(body="""
+    power = 2 ** int(round(np.log2(n_heads)))
+    s = geometric(power)
+    if power < n_heads:
+        s = np.concatenate([s, geometric(2 * power)[0::2][: n_heads - power]])
+    return s"""), "round(log2 n)"),
+        "float32 slopes, off in the 8th digit": (SLOPES.format(body="""
+    s = geometric(power)
+    if power < n_heads:
+        s = np.concatenate([s, geometric(2 * power)[0::2][: n_heads - power]])
+    return s * (1 + 3e-6)"""), "has slope 0.0625002, expected 0.0625"),
     },
     "q3": {
         "i minus j": (BIAS.format(body="""
@@ -155,10 +175,17 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
         "heads last": (BIAS.format(body="""
     offsets = np.arange(n_keys)[None, :] - np.arange(n_queries)[:, None]
     return table[t5_bucket(offsets, bidirectional, table.shape[0], max_distance)]"""), "heads come first"),
-        "own bucket rule with a slip": (t5_swap("np.where(r > 0, nb, 0)", "np.where(r >= 0, nb, 0)") + BIAS.format(body="""
+        "all axes reversed": (BIAS.format(body="""
     offsets = np.arange(n_keys)[None, :] - np.arange(n_queries)[:, None]
-    return np.transpose(table[t5_bucket(offsets, bidirectional, table.shape[0], max_distance)], (2, 0, 1))"""),
-                                        "check your bucket rule"),
+    return table[t5_bucket(offsets, bidirectional, table.shape[0], max_distance)].T"""), ".T reverses all three axes"),
+        "num_buckets and max_distance swapped": (BIAS.format(body="""
+    offsets = np.arange(n_keys)[None, :] - np.arange(n_queries)[:, None]
+    return np.transpose(table[t5_bucket(offsets, bidirectional, max_distance, table.shape[0])], (2, 0, 1))"""),
+                                                 "t5_bucket's third argument"),
+        "num_buckets passed as bidirectional": (BIAS.format(body="""
+    offsets = np.arange(n_keys)[None, :] - np.arange(n_queries)[:, None]
+    return np.transpose(table[t5_bucket(offsets, table.shape[0], bidirectional, max_distance)], (2, 0, 1))"""),
+                                                "num_buckets"),
     },
     "q4": {
         "i minus j": (INDEX.format(body="    return np.clip(-offsets, -k, k) + k"), "transposed"),
@@ -167,6 +194,7 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
         "clip at k - 1": (INDEX.format(body="    return np.clip(offsets, -k, k - 1) + k"), "off by one"),
         "clip inside": (INDEX.format(body="    return np.clip(offsets, -k + 1, k - 1) + k"), "off by one"),
         "modulo": (INDEX.format(body="    return (offsets + k) % (2 * k + 1)"), "saturate"),
+        "shifted by k - 1": (INDEX.format(body="    return np.clip(offsets, -k, k) + k - 1"), "not + k - 1"),
         "floats": (INDEX.format(body="    return np.clip(offsets, -k, k).astype(float) + k"), "return integers"),
         "transposed shape": (INDEX.format(body="    return (np.clip(offsets, -k, k) + k).T"), "expected"),
     },
@@ -181,7 +209,9 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
         "exact only in the decoder": ("distinct_biases = (27, 16)", "log-spaced"),
         "bidirectional rule in the decoder": ("distinct_biases = (27, 14)", "past half"),
         "a single number": ("distinct_biases = 27", "pair of whole numbers"),
-        "strings": ("distinct_biases = ('27', '25')", "whole number"),
+        "a set": ("distinct_biases = {27, 25}", "the numbers are right, but a set has no order"),
+        "a wrong set": ("distinct_biases = {28, 25}", "a set has no order"),
+        "words": ("distinct_biases = ('twenty-seven', '25')", "whole number"),
     },
     "q6": {
         "untouched": (LOGITS.format(body="""
@@ -227,6 +257,17 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
         return first + min(exact + int(math.log(n / exact) / math.log(max_distance / exact) * (nb - exact)), nb - 1)
     r = np.asarray(relative_position)
     return np.array([one(int(x)) for x in r.ravel()], dtype=int).reshape(r.shape)"""),
+        "exact boundaries from another order of operations": ("""
+import numpy as np
+def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    r = np.asarray(relative_position)
+    nb = num_buckets // 2 if bidirectional else num_buckets
+    first = np.where(r > 0, nb, 0) if bidirectional else np.zeros_like(r)
+    n = np.abs(r) if bidirectional else np.maximum(-r, 0)
+    max_exact = nb // 2
+    ratio = np.maximum(n, max_exact) / max_exact
+    spread = np.log(ratio) * ((nb - max_exact) / np.log(max_distance / max_exact))
+    return first + np.where(n < max_exact, n, np.minimum(max_exact + spread.astype(int), nb - 1))"""),
         "torch, Hugging Face style": ("""
 import math
 import numpy as np
@@ -267,7 +308,20 @@ def shaw_index(n_queries, n_keys, max_distance):
     r = torch.arange(n_keys)[None, :] - torch.arange(n_queries)[:, None]
     return r.clamp(-max_distance, max_distance) + max_distance"""),
     },
-    "q5": {"numpy integers in a list": ("import numpy as np\ndistinct_biases = [np.int64(27), np.int64(25)]")},
+    "q3": {
+        # q3 is graded on its own: the check runs it with a correct t5_bucket, whatever the student's q1 says
+        "own bucket rule with a slip": (t5_swap("np.where(r > 0, nb, 0)", "np.where(r >= 0, nb, 0)") + BIAS.format(body="""
+    offsets = np.arange(n_keys)[None, :] - np.arange(n_queries)[:, None]
+    return np.transpose(table[t5_bucket(offsets, bidirectional, table.shape[0], max_distance)], (2, 0, 1))""")),
+        "bucket rule still the placeholder": ("""
+def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    raise NotImplementedError  # your code here
+""" + BIAS.format(body="""
+    offsets = np.arange(n_keys)[None, :] - np.arange(n_queries)[:, None]
+    return np.transpose(table[t5_bucket(offsets, bidirectional, table.shape[0], max_distance)], (2, 0, 1))""")),
+    },
+    "q5": {"numpy integers in a list": ("import numpy as np\ndistinct_biases = [np.int64(27), np.int64(25)]"),
+           "numbers typed as strings": "distinct_biases = ('27', '25')"},
 }
 
 def test_the_diagnoses_are_listed_for_the_common_mistakes_page():
@@ -280,3 +334,49 @@ def test_the_diagnoses_are_listed_for_the_common_mistakes_page():
 def test_student_errors_are_reported_not_raised(solution):
     result = grade(solution, "q4", "def shaw_index(n_queries, n_keys, max_distance):\n    return undefined + 1")
     assert result.points == 0 and "NameError" in result.message
+
+
+def test_q3_with_the_placeholder_of_q1_is_graded_on_its_own(exercise, solution):
+    """Question 3 names neither question 1's placeholder nor its mistakes: it is graded with a correct
+    t5_bucket standing in, and says so."""
+    namespace = dict(exercise, t5_bias_matrix=solution["t5_bias_matrix"])
+    result = EXERCISES.question("q3").grade(namespace)
+    assert result.passed and "question 1" in result.message, result.line()
+    assert namespace["t5_bucket"] is exercise["t5_bucket"], "the stand-in must be removed after the check"
+
+
+def test_a_boundary_of_the_log_part_is_really_exact():
+    """The tolerance of q1 is for exact boundaries: with the defaults, n = 64 gives log part 6 exactly
+    (log(64 / 8) / log(128 / 8) * 8 = 3/4 * 8), and the float64 order of operations decides the side."""
+    import numpy as np
+    spread = np.log(64 / 8) * ((16 - 8) / np.log(128 / 8))
+    assert spread != 6.0 and abs(spread - 6.0) < 1e-12
+
+
+def test_the_students_warnings_are_attributed_not_printed(solution, capsys):
+    """A warning raised by the student's own code (log(0) in t5_bucket) is reported as theirs in the line
+    of feedback, and nothing is printed by warnings."""
+    code = T5.format(head=T5_HEAD).replace("ratio = np.maximum(n, max_exact) / max_exact",
+                                           "ratio = np.where(n < max_exact, n, n) / max_exact")
+    result = grade(solution, "q1", code)
+    assert result.passed and "your own code warned" in result.message and "divide by zero" in result.message
+    assert capsys.readouterr().err == ""
+
+
+def test_the_numbers_in_q5_feedback_hold():
+    """The feedback of q5 quotes bucket numbers and distances: computed here from the library's rule."""
+    import numpy as np
+    import torch
+    from posenc.exercises.checks import ch05
+    from posenc.lib.relative import t5_bucket
+
+    distances = torch.arange(0, 400)
+    causal = t5_bucket(-distances, False)
+    bidirectional = t5_bucket(torch.arange(-400, 401), True)
+    assert int(distances[causal == 31].min()) == 113                       # "the last bucket starts at 113"
+    assert 16 not in bidirectional.tolist()                                # "no key ever lands in bucket 16"
+    assert bool((causal[:16] == distances[:16]).all()) and len(set(causal[16:50].tolist())) > 1   # "16 exact buckets"
+    assert ch05.Q5_LENGTH - 1 == 49                                        # "offsets stop at ±49"
+    text = " ".join(message for _, message in ch05.PREDICTION_MISTAKES)
+    assert "starts at 113" in text and "bucket 16" in text and "16 exact buckets" in text
+    assert np.isclose(np.log(64 / 8) / np.log(128 / 8) * 8, 6)             # the boundary quoted in q1's text

@@ -79,6 +79,29 @@ Q1_WRONG = {
     out[:, first] = out[:, first] * np.cos(angle) - out[:, second] * np.sin(angle)
     out[:, second] = out[:, first] * np.sin(angle) + out[:, second] * np.cos(angle)
     return out"""), "overwritten"),
+    "positive exponent": (rope_code("""
+    theta = base ** (2 * np.arange(d // 2) / d)
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * theta""" + TURN), "sign is lost"),
+    "float32 angles": (rope_code("""
+    theta = (base ** (-2 * np.arange(d // 2) / d)).astype(np.float32)
+    angle = (np.asarray(positions).astype(np.float32)[:, None] * theta).astype(np.float64)""" + TURN),
+                       "angles in float32"),
+    "positions + 1": (rope_code("""
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    angle = (np.asarray(positions, dtype=np.float64)[:, None] + 1) * theta""" + TURN), "shifted by one"),
+    "writes into x": ("""
+import numpy as np
+def rope(x, positions, layout="interleaved", base=10000.0):
+    d = x.shape[-1]
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * theta
+    first, second = (np.arange(0, d, 2), np.arange(1, d, 2)) if layout == "interleaved" else (
+        np.arange(d // 2), np.arange(d // 2, d))
+    a, b = x[:, first].astype(np.float64), x[:, second].astype(np.float64)
+    x[:, first] = a * np.cos(angle) - b * np.sin(angle)
+    x[:, second] = a * np.sin(angle) + b * np.cos(angle)
+    return x.astype(np.float64)
+""", "changed its input `x` in place"),
     "angles in the input's dtype": ("""
 import numpy as np
 def rope(x, positions, layout="interleaved", base=10000.0):
@@ -108,6 +131,10 @@ Q2_WRONG = {
     "heads permuted as one block": (CONVERT.format(body="""
     rows = weight.shape[0]
     return weight[np.concatenate([np.arange(0, rows, 2), np.arange(1, rows, 2)])]"""), "within each head"),
+    "permuted in place": (CONVERT.format(body="""
+    within = np.concatenate([np.arange(0, d_head, 2), np.arange(1, d_head, 2)])
+    weight[:] = weight[np.concatenate([h * d_head + within for h in range(n_heads)])]
+    return weight"""), "changed its input `weight` in place"),
     "columns instead of rows": (CONVERT.format(body="""
     within = np.concatenate([np.arange(0, d_head, 2), np.arange(1, d_head, 2)])
     return weight[:, np.concatenate([h * d_head + within for h in range(n_heads)])]"""), "permuted columns"),
@@ -160,6 +187,28 @@ Q3_WRONG = {
     "clockwise": (LOGITS.format(body="""
     q, k = rope(x @ W_q.T, -positions, base=base), rope(x @ W_k.T, -positions, base=base)
     return q @ k.T"""), "wrong way"),
+    "base ignored": (LOGITS.format(body="""
+    q, k = rope(x @ W_q.T, positions), rope(x @ W_k.T, positions)
+    return q @ k.T"""), "pass base on to rope"),
+    "own rope clockwise, and transposed": ("""
+import numpy as np
+def rope(x, positions, layout="interleaved", base=10000.0):
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    angle = -np.asarray(positions, dtype=np.float64)[:, None] * base ** (-2 * np.arange(d // 2) / d)
+    out = np.empty_like(x)
+    out[:, 0::2] = x[:, 0::2] * np.cos(angle) - x[:, 1::2] * np.sin(angle)
+    out[:, 1::2] = x[:, 0::2] * np.sin(angle) + x[:, 1::2] * np.cos(angle)
+    return out
+""" + LOGITS.format(body="""
+    q, k = rope(x @ W_q.T, positions, base=base), rope(x @ W_k.T, positions, base=base)
+    return (q @ k.T).T"""), "the matrix is transposed"),
+    "own rope placeholder, scaled": ("""
+def rope(x, positions, layout="interleaved", base=10000.0):
+    raise NotImplementedError  # your code here
+""" + LOGITS.format(body="""
+    q, k = rope(x @ W_q.T, positions, base=base), rope(x @ W_k.T, positions, base=base)
+    return q @ k.T / np.sqrt(W_q.shape[0])"""), "divided by sqrt(d_head)"),
     "causal mask": (LOGITS.format(body="""
     q, k = rope(x @ W_q.T, positions, base=base), rope(x @ W_k.T, positions, base=base)
     logits = q @ k.T
@@ -172,7 +221,7 @@ Q3_WRONG = {
 
 Q4_ANGLES = """
 import torch
-theta = torch.tensor(10000.0, dtype=torch.float64) ** (-2 * torch.arange(64, dtype=torch.float64) / 128)
+theta = torch.tensor(10000.0, dtype=torch.float64) ** (-2 * torch.arange(32, dtype=torch.float64) / 64)
 every = torch.arange(4096)
 exact = every[:, None].double() * theta
 """
@@ -180,33 +229,34 @@ exact = every[:, None].double() * theta
 Q4_WRONG = {
     "float16": (Q4_ANGLES + """
 low = every.to(torch.float16)[:, None] * theta.to(torch.float16)
-first_bad_position = int(torch.nonzero((low.double() - exact).abs().amax(1) > 0.1)[0])
+first_bad_position = int(torch.nonzero((low.double() - exact).abs().amax(1) > 0.25)[0])
 """, "float16's answer"),
     "theta rounded, product in float64": (Q4_ANGLES + """
 low = every[:, None].double() * theta.to(torch.bfloat16).double()
-first_bad_position = int(torch.nonzero((low - exact).abs().amax(1) > 0.1)[0])
+first_bad_position = int(torch.nonzero((low - exact).abs().amax(1) > 0.25)[0])
 """, "product pos * theta_i are rounded too"),
     "pair 0 only": (Q4_ANGLES + """
 low = every.to(torch.bfloat16) * theta[0].to(torch.bfloat16)
-first_bad_position = int(torch.nonzero((low.double() - exact[:, 0]).abs() > 0.1)[0])
+first_bad_position = int(torch.nonzero((low.double() - exact[:, 0]).abs() > 0.25)[0])
 """, "look at every pair"),
     "positions from 1": (Q4_ANGLES + """
 every = torch.arange(1, 4097)
 exact = every[:, None].double() * theta
 low = every.to(torch.bfloat16)[:, None] * theta.to(torch.bfloat16)
-first_bad_position = int(torch.nonzero((low.double() - exact).abs().amax(1) > 0.1)[0])
+first_bad_position = int(torch.nonzero((low.double() - exact).abs().amax(1) > 0.25)[0])
 """, "off by one"),
-    "threshold 0.01": (Q4_ANGLES + """
+    "threshold a tenth": (Q4_ANGLES + """
 low = every.to(torch.bfloat16)[:, None] * theta.to(torch.bfloat16)
-first_bad_position = int(torch.nonzero((low.double() - exact).abs().amax(1) > 0.01)[0])
-""", "0.01 rad"),
+first_bad_position = int(torch.nonzero((low.double() - exact).abs().amax(1) > 0.025)[0])
+""", "0.025 rad"),
     "dimension index": ("""
 import torch
-theta = 10000.0 ** (-2 * torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+theta = 10000.0 ** (-2 * torch.arange(0, 64, 2, dtype=torch.float64) / 64)
 every = torch.arange(4096)
 low = every.to(torch.bfloat16)[:, None] * theta.to(torch.bfloat16)
-first_bad_position = int(torch.nonzero((low.double() - every[:, None].double() * theta).abs().amax(1) > 0.1)[0])
+first_bad_position = int(torch.nonzero((low.double() - every[:, None].double() * theta).abs().amax(1) > 0.25)[0])
 """, "pair index vs dimension index"),
+    "copied from the chapter": ("first_bad_position = 40", "the chapter's answer"),
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -250,6 +300,16 @@ Q6_WRONG = {
     keys = np.vstack([cached_keys, k_new])
     keys = np.array([turn(key, pos) for pos, key in enumerate(keys)]).reshape(t + 1, d)
     return keys @ turn(q_new, t)"""), "turning them again"),
+    "base ignored": (CACHE.format(body="""
+    t = len(cached_keys)
+    theta10k = 10000.0 ** (-2 * np.arange(d // 2) / d)
+    angle = t * theta10k
+    def turn10k(v):
+        out = np.empty(d)
+        out[0::2] = v[0::2] * np.cos(angle) - v[1::2] * np.sin(angle)
+        out[1::2] = v[0::2] * np.sin(angle) + v[1::2] * np.cos(angle)
+        return out
+    return np.vstack([cached_keys, turn10k(k_new)]) @ turn10k(q_new)"""), "base argument is ignored"),
     "new key not turned": (CACHE.format(body="""
     t = len(cached_keys)
     return np.vstack([cached_keys, k_new]) @ turn(q_new, t)"""), "rotating only q"),
@@ -280,4 +340,41 @@ def test_a_torch_solution_of_q4_and_an_integer_type_pass(solution):
 
 
 # Other right answers, each passing on every seed (tests/test_checks_all.py).
-RIGHT = {"q5": {"upper case": 'porting_choice = "A"', "a list": 'porting_choice = ["a"]'}}
+RIGHT = {
+    "q3": {"own rope still the placeholder": """
+def rope(x, positions, layout="interleaved", base=10000.0):
+    raise NotImplementedError  # your code here
+""" + LOGITS.format(body="""
+    q, k = rope(x @ W_q.T, positions, "interleaved", base), rope(x @ W_k.T, positions, "interleaved", base)
+    return q @ k.T""")},
+    "q4": {"typed as a string": "first_bad_position = str(first_bad_position)"},
+    "q5": {"upper case": 'porting_choice = "A"', "a list": 'porting_choice = ["a"]',
+           "option a": 'porting_choice = "option a"', "in parentheses": 'porting_choice = "(a)"',
+           "a sentence": 'porting_choice = "Option (A)"'},
+}
+
+
+def test_q3_says_it_was_graded_with_a_correct_rope(solution):
+    code = "def rope(x, positions, layout='interleaved', base=10000.0):\n    raise NotImplementedError\n"
+    result = EXERCISES.question("q3").grade(with_submission(solution, code))
+    assert result.passed and "`rope` (question 1)" in result.message, result.line()
+
+
+def test_the_plural_logits_take_a_plural_verb(solution):
+    code = LOGITS.format(body="    return np.zeros((len(x), len(x))) + 0.5")
+    message = EXERCISES.question("q3").grade(with_submission(solution, code)).message
+    assert "the logits are wrong at index" in message and "logits is" not in message, message
+
+
+def test_the_precision_claims_of_the_feedback_hold():
+    """FLOAT32_ANGLES and LOW_PRECISION quote error sizes at positions in the thousands: computed here."""
+    import numpy as np
+    from posenc.exercises.checks import ch06
+
+    positions = np.arange(1000, 5000)
+    theta = 10000.0 ** (-2 * np.arange(32) / 64)
+    exact = positions[:, None] * theta
+    in_float32 = (positions.astype(np.float32)[:, None] * theta.astype(np.float32)).astype(np.float64)
+    in_float16 = (positions.astype(np.float16)[:, None] * theta.astype(np.float16)).astype(np.float64)
+    assert np.abs(in_float32 - exact).max() > 1e-4 and "more than 1e-4 rad" in ch06.FLOAT32_ANGLES
+    assert np.abs(in_float16 - exact).max() > 1.0 and "off by radians" in ch06.LOW_PRECISION

@@ -51,6 +51,8 @@ WRONG = {
         "normalised": (PI.format("np.asarray(positions) / target_length"), "normalised"),
         "integers": (PI.format("(np.asarray(positions) * train_length / target_length).astype(int)"), "rounded down"),
         "a list": (PI.format("[p * train_length / target_length for p in positions]"), "not a numpy array"),
+        "integer factor": (PI.format("np.asarray(positions) / (target_length // train_length)"),
+                           "rounded to a whole number"),
     },
     "q2": {
         "times s": (NTK.format("base * scale"), "multiplied by s"),
@@ -58,6 +60,9 @@ WRONG = {
         "divided": (NTK.format("base / scale ** (d / (d - 2))"), "divided"),
         "power of the base": (NTK.format("base ** (scale ** (d / (d - 2)))"), "raised to a power"),
         "d/2 exponent": (NTK.format("base * scale ** (d / 2)"), "expected"),
+        "a tensor of several numbers": ("import torch\ndef ntk_base(base, scale, d):\n    return torch.ones(2)\n",
+                                        "expected a number, got a torch tensor"),
+        "close but not equal": (NTK.format("base * scale ** (d / (d - 2)) * (1 + 1e-8)"), "expected 20221.2617, got 20221.2619"),
     },
     "q3": {
         "ramp reversed": (yarn(mix="gamma * omega / scale + (1 - gamma) * omega"), "wrong way round"),
@@ -73,6 +78,18 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     return base ** (-2 * np.arange(d // 2) / d)
 """, "return a pair"),
         "ramp on the pair index": (yarn(turns="np.arange(d // 2) * 1.0"), "wrong at index"),
+        "ramp linear in the pair index, as in YaRN's code": ("""
+import math
+import numpy as np
+def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
+    omega = base ** (-2 * np.arange(d // 2) / d)
+    pair = lambda turns: d * math.log(train_length / (turns * 2 * math.pi)) / (2 * math.log(base))
+    low, high = max(math.floor(pair(beta)), 0), min(math.ceil(pair(alpha)), d // 2 - 1)
+    ramp = np.clip((np.arange(d // 2) - low) / max(high - low, 0.001), 0, 1)
+    return omega / scale * ramp + omega * (1 - ramp), (0.1 * math.log(scale) + 1) ** 2
+""", "a ramp linear in the pair index"),
+        "log2 temperature": (yarn(logit="float((0.1 * np.log2(scale) + 1) ** 2)"), "not log2"),
+        "sqrt temperature": (yarn(logit="float(np.sqrt(0.1 * np.log(scale) + 1))"), "not by its square root"),
     },
     "q4": {
         "everything": ("curve_statements = 'abcde'", "(b) not supported"),
@@ -80,6 +97,7 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
         "believes d": ("curve_statements = 'acd'", "(d) not supported"),
         "ranks methods": ("curve_statements = 'ace'", "(e) not supported"),
         "unknown letter": ("curve_statements = 'af'", "no option f"),
+        "a misspelt word": ("curve_statements = 'optoins a and c'", "is not an option letter"),
         "not a string": ("curve_statements = 3", "string of letters"),
         "empty": ("curve_statements = ''", "(a) supported"),
     },
@@ -137,3 +155,20 @@ def test_q4_shows_the_measured_table_in_both_copies():
         markdown = [cell.source for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown"]
         assert any(ch07.curve_table() in text for text in markdown), path
         assert not any("{{" in text for text in markdown), path
+
+
+RIGHT = {
+    "q3": {"float32 frequencies": yarn(mix="((1 - gamma) * omega / scale + gamma * omega).astype(np.float32)")},
+    "q4": {spelling: f"curve_statements = {spelling!r}" for spelling in (
+        "a and c", "options a and c", "(a), (c)", "A, C", "a c")},
+    "q5": {"option c": "bet_local_sum = 'option c'", "(c)": "bet_local_sum = '(c)'"},
+}
+
+
+def test_q5_names_the_offsets_never_seen_in_training():
+    from posenc.exercises.checks import ch07
+
+    L = ch07.benchmark_results()[0].train_length
+    reason = EXERCISES.question("q5").options["d"]
+    assert f"keys {L} to 50 places back" in reason and f"offsets 0 to {L - 1}" in reason
+    assert "irrelevant at any length" not in EXERCISES.question("q5").options["c"]

@@ -112,10 +112,33 @@ def correct_answer(chapter, words):
 
 def test_ch03_addition_answer_matches_where_position_lives():
     """Over 16 positions at d_model = 512 the slow half of the pairs barely moves (a near-constant bias)
-    and the fast pairs carry the variation; the quiz's correct answer must say so."""
+    and the fast pairs carry the variation, yet about half of the coordinates move: position lives in a few
+    directions (posenc.lib.combining.effective_dimension), not in a few pairs. The quiz's correct answer
+    must say so, with the numbers the chapter computes."""
+    import re
+
+    from posenc.lib import combining
+
     pe = sinusoidal_encoding(16, 512)
     variance = pe.var(axis=0)
     assert variance[256:].sum() < 1e-3 * variance.sum() and np.ptp(pe[:, 256:], axis=0).max() < 0.2
     assert frequencies(512)[128] * 15 < 0.2          # the slow half turns by less than 0.2 rad over the sequence
-    answer = correct_answer("ch03", "adding PE").lower()
-    assert "bias" in answer and "fast pairs" in answer
+    answer = correct_answer("ch03", "adding PE")
+    typed = re.search(r"99% of the variation of (\d+) positions lies within (\d+) directions", answer)
+    assert typed and "d = 512" in answer and "half of the coordinates move" in answer and "pairs" not in answer
+    assert combining.effective_dimension(int(typed[1]), 512) == int(typed[2])
+    assert 0.4 < 1 - combining.nearly_constant_fraction(int(typed[1]), 512) < 0.6
+
+
+def test_ch03_logit_question_uses_two_positions_and_the_chapters_matrix():
+    """Quiz ch03 Q2 writes the logit as (x_i + p_i)ᵀ A (x_j + p_j) with A = W_Q W_Kᵀ: the chapter's logits
+    (posenc.lib.combining.logit_terms, rows of x and p as positions) are exactly that bilinear form."""
+    from posenc.lib import combining
+
+    question = next(q for q in quiz.load("ch03") if "attention logit" in q["question"])["question"]
+    assert "(x_i + p_i)ᵀ A (x_j + p_j)" in question and "A = W_Q W_Kᵀ" in question
+    rng = np.random.default_rng(0)
+    x, p, w_q, w_k = rng.normal(size=(4, 5, 5))
+    h, a = x + p, w_q @ w_k.T
+    logits = sum(combining.logit_terms(x, p, w_q, w_k))
+    assert np.allclose(logits, [[h[i] @ a @ h[j] for j in range(5)] for i in range(5)])

@@ -102,17 +102,20 @@ HERE = {"cpu": "AMD EPYC", "machine": "x86_64", "python": "3.11.7", "torch": "2.
 ELSEWHERE = {**HERE, "cpu": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz"}
 
 
-def test_on_the_files_platform_equal_runs_are_called_reproduced():
+def test_on_the_files_platform_equal_runs_are_called_reproduced(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([(0.98, 0.98)], {"t5": [0.98]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
     assert result.reproduced and "digit for digit" in result.sentence
 
 
-def test_on_the_files_platform_a_difference_points_at_changed_code():
+def test_on_the_files_platform_a_difference_points_at_changed_code(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([(0.95, 0.98)], {"t5": [0.95]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
-    assert not result.reproduced and "code has changed" in result.sentence and "outside it: t5" in result.sentence
+    assert not result.reproduced and "code or the run's settings have changed" in result.sentence and "outside it: t5" in result.sentence
 
 
-def test_on_another_platform_ranges_are_compared_and_the_difference_is_named():
+def test_on_another_platform_ranges_are_compared_and_the_difference_is_named(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([(0.957, 1.0)], {"t5": [0.957], "alibi": [0.99]}, {"t5": [0.99, 1.0], "alibi": [0.98, 1.0]},
                            ELSEWHERE, here=HERE)
     assert not result.same_platform and not result.reproduced
@@ -120,6 +123,18 @@ def test_on_another_platform_ranges_are_compared_and_the_difference_is_named():
     assert "t5 0.957 (file 0.990–1.000)" in result.sentence
     unrecorded = rep.agreement([], {"t5": [0.99]}, {"t5": [0.98, 1.0]}, None, here=HERE)
     assert "does not record it" in unrecorded.sentence and "1 of your 1" in unrecorded.sentence
+
+
+def test_a_value_just_outside_the_range_is_printed_with_the_digits_that_show_it(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    result = rep.agreement([], {"sin": [0.99912]}, {"sin": [0.989, 0.9991]}, ELSEWHERE, here=HERE)
+    assert "sin 0.99912 (file 0.98900–0.99910)" in result.sentence
+
+
+def test_a_run_with_shifted_seeds_is_not_blamed_on_changed_code(monkeypatch):
+    monkeypatch.setenv(rep.SEED_SHIFT_VARIABLE, "3000")
+    result = rep.agreement([(0.95, 0.98)], {"t5": [0.95]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
+    assert "shifted by 3000" in result.sentence and "code" not in result.sentence and not result.reproduced
 
 
 def test_margins_grow_with_the_seed_spread_and_shrink_with_more_seeds():

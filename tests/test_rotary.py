@@ -213,3 +213,34 @@ def test_the_decay_bound_bounds_rope_logits():
 def test_decay_bound_needs_an_even_width():
     with pytest.raises(ValueError, match="even"):
         decay_bound([1], 7)
+
+
+def test_quiz_bound_on_the_error_of_cos_and_sin_for_an_angle_off_by_one_radian():
+    # book/quizzes/ch06.json, question 4: |cos(a + 1) - cos(a)| and |sin(a + 1) - sin(a)| reach 2 sin(1/2) = 0.96.
+    import json
+
+    from posenc.paths import QUIZZES
+
+    angles = np.linspace(0, 2 * np.pi, 100_001)
+    worst = max(np.abs(np.cos(angles + 1) - np.cos(angles)).max(), np.abs(np.sin(angles + 1) - np.sin(angles)).max())
+    assert math.isclose(worst, 2 * math.sin(0.5), rel_tol=1e-9)
+    feedback = json.loads((QUIZZES / "ch06.json").read_text())[3]["answers"][2]["feedback"]
+    assert "2 sin(1/2)" in feedback and f"≈ {worst:.2f}" in feedback
+
+
+def test_chapter_1_alt_text_states_the_computed_wavelengths():
+    # Alt text cannot glue: the numbers that fig-bits-vs-sines' alt text states are computed here.
+    import json
+
+    import posenc
+    from posenc.paths import ROOT
+
+    notebook = json.loads((ROOT / "notebooks" / "01_binary_counters_to_sinusoids.ipynb").read_text())
+    alt = next(cell["metadata"]["mystnb"]["image"]["alt"] for cell in notebook["cells"]
+               if cell["metadata"].get("mystnb", {}).get("figure", {}).get("name") == "fig-bits-vs-sines")
+    shown = posenc.wavelengths(16)[[0, 2, 4, 6]]                  # pairs 0, 2, 4 and 6 of a 16-wide encoding
+    assert f"{shown[0]:.1f}, {shown[1]:.0f}, {shown[2]:.0f} and {shown[3]:.0f} positions" in alt
+    assert np.allclose(shown[1:] / shown[:-1], 10) and "tenfold" in alt
+    turns = 64 / shown                                              # over the 64 positions of the figure
+    assert round(turns[0]) == 10 and round(turns[1]) == 1 and turns[3] < 0.02
+    assert "pair 0 turns about ten times, pair 2 about once" in alt

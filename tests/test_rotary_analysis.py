@@ -158,3 +158,22 @@ def test_apply_rotary_partial_leaves_the_rest():                           # wha
     x = torch.randn(5, 96, dtype=torch.float64)
     turned = apply_rotary(x, torch.arange(5) * 100, fraction=0.25)
     assert torch.equal(turned[:, 24:], x[:, 24:])
+
+
+@pytest.mark.parametrize("elsewhere", [False, True])
+def test_one_run_of_results_ch06_is_reproduced(elsewhere, monkeypatch):
+    # elsewhere: as on a machine other than the file's, where the run is compared with the file's range
+    from posenc.lib import reproducibility
+    from tests.test_comparison import check_one_run_of_the_file
+
+    if elsewhere:
+        monkeypatch.setattr(reproducibility, "same_platform", lambda recorded, here=None: False)
+    check_one_run_of_the_file("ch06", "rope")
+
+
+def test_no_column_permutation_maps_the_paper_table_onto_tensor2tensors():
+    # book/notation.md: a permutation maps one layout onto the other only when both use the same frequencies.
+    positions = np.arange(64)
+    paper, t2t = encoding_at(positions, 16), ra.sinusoidal_halves(positions, 16)
+    unmatched = [c for c in range(16) if not any(np.allclose(t2t[:, c], paper[:, p]) for p in range(16))]
+    assert len(unmatched) == 14          # all but the two columns of pair 0, whose frequency 1 both share

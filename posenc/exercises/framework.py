@@ -14,6 +14,7 @@ probe and its results make the same JSON round trip as in the batch grader, so b
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -72,28 +73,80 @@ class Result:
 def describe_mismatch(got: Any, expected: np.ndarray, *, rtol: float = 1e-7, atol: float = 1e-9,
                       what: str = "result", dtype: Any = None) -> str | None:
     """None when ``got`` matches ``expected``; otherwise a sentence saying how it differs."""
+    is_, has = ("are", "have") if _plural(what) else ("is", "has")
     if isinstance(got, TypedValue):
-        return f"the {what} is a {got.type_name}; return a numpy array"
+        return f"the {what} {is_} {kind_of(got)}; return a numpy array"
     if not isinstance(got, np.ndarray):
-        return f"the {what} is a {type(got).__name__}, not a numpy array"
+        return f"the {what} {is_} {kind_of(got)}, not a numpy array"
     if got.shape != expected.shape:
         hint = ""
         if got.shape == expected.shape[::-1] and got.ndim == 2:
             hint = " (transposed: rows are positions, columns are dimensions)"
-        return f"the {what} has shape {got.shape}; expected {expected.shape}{hint}"
+        return f"the {what} {has} shape {got.shape}; expected {expected.shape}{hint}"
     if not np.issubdtype(got.dtype, np.number) and got.dtype != bool:
-        return f"the {what} has dtype {got.dtype}; expected numbers"
+        return f"the {what} {has} dtype {got.dtype}; expected numbers"
     if expected.size and not np.allclose(got.astype(np.float64), expected, rtol=rtol, atol=atol):
         with np.errstate(invalid="ignore"):
             diff = np.abs(got.astype(np.float64) - expected)
         diff = np.where(np.isnan(diff), np.inf, diff)
         where = np.unravel_index(int(np.argmax(diff)), diff.shape)
         shown_expected, shown_got = distinct_digits(float(expected[where]), float(got[where]))
-        return (f"the {what} is wrong at index {tuple(int(w) for w in where)}: expected "
+        return (f"the {what} {is_} wrong at index {tuple(int(w) for w in where)}: expected "
                 f"{shown_expected}, got {shown_got}")
     if dtype is not None and got.dtype != np.dtype(dtype):
         return f"the values are right but the dtype is {got.dtype}; expected {np.dtype(dtype)}"
     return None
+
+
+PLURAL_NOUNS = {"logits", "biases", "slopes", "angles", "frequencies", "positions", "values", "buckets"}
+
+
+def _plural(what: str) -> bool:
+    """Whether a ``what`` such as "logits" or "logits (float16 input)" takes a plural verb."""
+    words = what.split()
+    return bool(words) and words[0] in PLURAL_NOUNS
+
+
+def kind_of(value: Any) -> str:
+    """What a student's value is, in words: "a torch tensor", "a list", "a str" (never an internal class
+    name of the checks such as TypedValue)."""
+    if isinstance(value, TypedValue):
+        if value.type_name == "torch.Tensor":
+            return "a torch tensor"
+        short = value.type_name.rsplit(".", 1)[-1]
+        return "an object" if short == "object" else f"a {short}"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of shape {value.shape}"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def is_set(value: Any) -> bool:
+    """Whether a collected value was a set or frozenset in the student's code (its items, sorted, are
+    ``value.value``)."""
+    return (isinstance(value, TypedValue) and value.type_name in ("builtins.set", "builtins.frozenset")
+            and isinstance(value.value, list))
+
+
+def as_number(value: Any) -> Any:
+    """A student's scalar answer as a Python number where it plainly is one: a one-element array or tensor,
+    or a string such as "32" or " 0.5 "; anything else unchanged."""
+    if isinstance(value, TypedValue) and value.type_name == "torch.Tensor" and np.size(value.value) == 1:
+        value = value.value
+    if isinstance(value, np.ndarray) and value.size == 1 and np.issubdtype(value.dtype, np.number):
+        return value.item()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            number = float(text)
+        except ValueError:
+            return value
+        return number if np.isfinite(number) else value
+    return value
 
 
 def distinct_digits(expected: float, got: float, least: int = 6) -> tuple[str, str]:
@@ -177,12 +230,27 @@ class Question:
         raise NotImplementedError
 
     def result_from(self, collected: dict, seed: int = 0) -> Result:
+        result = self._verdict(collected, seed)
+        warned = collected.get("warnings") if isinstance(collected, dict) else None
+        if warned and isinstance(warned, list) and result.status not in (MISSING, NOT_ATTEMPTED):
+            said = "; ".join(str(w)[:200] for w in warned[:3])
+            result.message = (f"{result.message} (your own code warned while it was checked, not the check: "
+                              f"{said})")
+        return result
+
+    def _verdict(self, collected: dict, seed: int = 0) -> Result:
         status = collected.get("status") if isinstance(collected, dict) else None
         if status == MISSING:
             return Result(self.qid, MISSING, 0, self.points,
                           f"`{self.name}` is not defined: run the cell where you define it first",
                           self.private)
         if status == NOT_ATTEMPTED:
+            where = collected.get("placeholder")
+            helper = where.split(".<locals>")[0] if isinstance(where, str) else None
+            if helper and helper.split(".")[0] != self.name and helper.isprintable():
+                return Result(self.qid, NOT_ATTEMPTED, 0, self.points,
+                              f"not attempted yet: `{self.name}` calls `{helper}`, which still holds its "
+                              "placeholder (raise NotImplementedError); finish that first", self.private)
             return Result(self.qid, NOT_ATTEMPTED, 0, self.points,
                           f"not attempted yet: replace the placeholder in `{self.name}` with your answer",
                           self.private)
@@ -223,11 +291,32 @@ class FunctionQuestion(Question):
     # Calls that are only timed (their result is not sent back, so a large one costs the grader nothing):
     # the note about speed reads them; a call that raises fails the question.
     timing_probes: Callable[[int], list[tuple]] = lambda seed: []
+    # Helpers of earlier questions the answer may call, graded there: while it runs, each stands in as the
+    # course library's version, so that one mistake is not paid for twice. name -> {"target":
+    # "posenc.lib.module:function", "params": [[student's name, library's name], ...], "question": "q1"}
+    # (see ``posenc.exercises.probe.library_stand_in``).
+    stand_ins: dict = field(default_factory=dict)
+    # The question says that the inputs must not change: the probe reports array arguments written into.
+    inputs_unchanged: bool = False
 
     def probe(self, seed=0):
         steps = [call(*args) for args in self.probes(seed)]
+        if self.inputs_unchanged:
+            steps = [{**step, "check_inputs": True} for step in steps]
         steps += [call(*args, report=False) for args in self.timing_probes(seed)]
+        if self.stand_ins:
+            helpers = {name: {"target": spec["target"], "params": spec["params"]}
+                       for name, spec in self.stand_ins.items()}
+            steps = [{**step, "stand_ins": helpers} for step in steps]
         return {"name": self.name, "steps": steps}
+
+    def stand_in_note(self) -> str:
+        """What a PASS adds when helpers stood in: whose helper the answer was checked with."""
+        if not self.stand_ins:
+            return ""
+        named = " and ".join(f"`{name}` ({spec['question']})" for name, spec in self.stand_ins.items())
+        return (f" (checked with a correct {named} in place of yours, so this question is graded on its own; "
+                f"{'that question grades' if len(self.stand_ins) == 1 else 'those questions grade'} yours)")
 
     def judge(self, outcomes, seed=0):
         probes = [built(args) for args in self.probes(seed)]
@@ -239,7 +328,17 @@ class FunctionQuestion(Question):
         for args, outcome in zip(probes, outcomes):
             call = f"{self.name}({self.describe_args(args)})"
             if not outcome.ok:
+                if outcome.error_type == "NotImplementedError":
+                    return False, (f"{call} raised {outcome.error or 'NotImplementedError'}: your function "
+                                   "answers other inputs, so it must answer these too")
                 return False, f"{call} raised {outcome.error}{self.error_hint(args)}"
+            if self.inputs_unchanged and outcome.changed:
+                names = [p for p in inspect.signature(self.reference).parameters][:len(args)] \
+                    if callable(self.reference) else []
+                which = ", ".join(f"`{names[i]}`" if i < len(names) else f"argument {i + 1}" for i in outcome.changed)
+                return False, (f"{call} changed its input {which} in place; the caller still needs it (e.g. the same "
+                               "offsets or vectors for the next layer): compute on a copy and leave the input as "
+                               "it was")
             problem = compare(outcome.value, self.reference(*args), args)
             if problem:
                 named = name_mistake(self.mistakes, probes, outcomes)
@@ -253,7 +352,7 @@ class FunctionQuestion(Question):
         if self.slow_seconds is not None and slowest > self.slow_seconds:
             return True, (f"correct, but one call took {slowest:.2f} s: a vectorised version "
                           "(no Python loop over positions) is much faster")
-        return True, "correct"
+        return True, "correct" + self.stand_in_note()
 
 
 BUG_STILL_THERE = ("the bug is still there: on the grader's inputs your function returns exactly what the "
@@ -288,6 +387,8 @@ class ValueQuestion(Question):
         if len(data) != 1:
             return False, TAMPERED
         got, expected = data[0], self.expected()
+        if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+            got = as_number(got)              # "32", a 0-d array or tensor: the number it plainly is
         if _close(got, expected, self.rtol, self.atol):
             return True, "correct"
         for wrong, message in self.mistakes:
@@ -333,12 +434,17 @@ class ChoiceQuestion(Question):
         if len(data) != 1:
             return False, TAMPERED
         answer = data[0]
+        if is_set(answer):                    # {"a", "c"}: the order of the letters never matters here
+            answer = answer.value
         if isinstance(answer, (list, tuple)) and all(isinstance(item, str) for item in answer):
-            answer = "".join(answer)
-        example = "\"b\"" if self.single else "\"ab\""
+            answer = " ".join(answer)
+        example = "\"b\"" if self.single else "\"ab\" (or \"a, b\", \"a and b\")"
         if not isinstance(answer, str):
-            return False, f"`{self.name}` should be a string of letters such as {example}, not {type(answer).__name__}"
-        chosen = frozenset(c.lower() for c in answer if c.isalpha())
+            return False, f"`{self.name}` should be a string of letters such as {example}, not {kind_of(answer)}"
+        chosen, unreadable = read_choice(answer, self.options)
+        if unreadable:
+            return False, (f"{unreadable!r} is not an option letter; write the letters of the options you "
+                           f"choose, such as {example}; the options are {', '.join(self.options)}")
         unknown = chosen - set(self.options)
         if unknown:
             return False, (f"there is no option {', '.join(sorted(unknown))}; the options are "
@@ -355,6 +461,33 @@ class ChoiceQuestion(Question):
         return False, f"{len(misjudged)} options are misjudged; for example {first}"
 
 
+# Words a student may write around the letters of a choice: "option a", "a and c", "answer: (b)".
+CHOICE_WORDS = {"option", "options", "and", "or", "answer", "answers", "choice", "choices", "letter", "letters",
+                "the", "is", "are", "my", "i", "choose", "pick", "both", "plus"}
+
+
+def read_choice(answer: str, options) -> tuple[frozenset, str | None]:
+    """The option letters a student's answer names, and the first word that is neither a letter, a run of
+    letters at least half of them options ("ac", "acdz") nor one of CHOICE_WORDS (None when every word was
+    read).
+
+    "a", "ac", "a, c", "(a), (c)", "a and c", "option a", "Options A and C" all read as letters; a single
+    letter that is no option is returned as a letter (the caller says there is no such option)."""
+    letters: set[str] = set()
+    for word in re.findall(r"[A-Za-z]+", answer):
+        word = word.lower()
+        if len(word) == 1:
+            if word != "i" or word in options:       # "I choose b": the pronoun, unless (i) is an option
+                letters.add(word)
+        elif word in CHOICE_WORDS:
+            continue
+        elif 2 * sum(letter in options for letter in word) >= len(word):   # "ac", "acdz": a run of letters
+            letters.update(word)
+        else:
+            return frozenset(letters), word
+    return frozenset(letters), None
+
+
 def _close(got, expected, rtol, atol) -> bool:
     if isinstance(expected, np.ndarray) or isinstance(got, np.ndarray):
         return matches(np.asarray(got) if isinstance(got, (list, tuple)) else got,
@@ -369,9 +502,19 @@ def built(args: tuple) -> tuple:
     return tuple(a.build() if isinstance(a, LibObject) else a for a in args)
 
 
+def short(value: Any) -> str:
+    """A student's value in at most 60 characters, for a message (arrays by shape, no internal names)."""
+    return _short(value)
+
+
 def _short(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"<array of shape {value.shape}>"
+    if isinstance(value, TypedValue):
+        if value.type_name == "torch.Tensor" and isinstance(value.value, np.ndarray):
+            return f"<torch tensor of shape {tuple(value.value.shape)}>"
+        text = value.value if isinstance(value.value, str) else kind_of(value)
+        return text if len(text) <= 60 else text[:57] + "..."
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

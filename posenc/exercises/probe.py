@@ -22,7 +22,9 @@ Steps (each gives one entry of the result's ``data``, in order):
 * ``{"op": "value"}``: the object itself as plain data (``None`` or ``...`` means: not attempted).
 * ``{"op": "call", "args": [...], "kwargs": {...}, "target": var, "store": var}``: call the answer (or a
   stored object, ``target``) and give back an :class:`Outcome`; ``store`` keeps the raw return value
-  (e.g. a module the student's class built) for later steps. A stored object that could not be made turns
+  (e.g. a module the student's class built) for later steps. ``"check_inputs": true`` reports in
+  ``Outcome.changed`` which array arguments the call wrote into; ``"stand_ins": {name: spec}`` replaces
+  helpers the answer calls by the course library's versions during the call (``library_stand_in``). A stored object that could not be made turns
   later steps that use it into ``{"skipped": ...}``.
 * ``{"op": "structure", "target": var}``: names and shapes of a torch module's parameters (with
   ``requires_grad``), buffers and plain tensor attributes.
@@ -45,6 +47,7 @@ import importlib
 import json
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +73,8 @@ class Outcome:
     error: str | None = None          # "ValueError: message" when the call raised
     error_type: str | None = None
     seconds: float = 0.0
+    changed: list | None = None       # positions of array arguments the call wrote into (when asked)
+    raised_in: str | None = None      # for a NotImplementedError: the function whose code raised it
 
     @property
     def ok(self) -> bool:
@@ -107,16 +112,37 @@ class LibObject:
 
 
 def call_student(func, *args, **kwargs) -> Outcome:
-    """Call student code, turning any exception into data (NotImplementedError means: not attempted)."""
+    """Call student code, turning any exception into data. A NotImplementedError is data too (error_type
+    "NotImplementedError"): :func:`collect` calls the answer not attempted only when no call of the probe
+    got past it, so code that raises it for some inputs only (odd widths, say) is judged on them."""
     start = time.perf_counter()
     try:
         value = func(*args, **kwargs)
-    except NotImplementedError:
-        raise NotAttempted()
+    except NotImplementedError as exc:        # a placeholder: say whose, it may be a helper's
+        return Outcome(error=f"NotImplementedError: {_text(exc)}".rstrip(": "), error_type="NotImplementedError",
+                       seconds=time.perf_counter() - start, raised_in=_raised_in(exc))
     except Exception as exc:  # student code may raise anything; report it, never crash the probe
         return Outcome(error=f"{type(exc).__name__}: {_text(exc)}", error_type=type(exc).__name__,
                        seconds=time.perf_counter() - start)
     return Outcome(value=value, seconds=time.perf_counter() - start)
+
+
+def _raised_in(exc: BaseException) -> str | None:
+    """The (qualified) name of the function whose code raised ``exc``: the innermost frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    code = tb.tb_frame.f_code
+    return str(getattr(code, "co_qualname", code.co_name))[:100]
+
+
+def _same_array(now, before: np.ndarray) -> bool:
+    try:
+        return bool(np.array_equal(now, before, equal_nan=before.dtype.kind in "fc"))
+    except Exception:
+        return False
 
 
 def _text(exc: BaseException) -> str:
@@ -149,12 +175,13 @@ def to_plain(value: Any, depth: int = 0) -> Any:
         return type(value)(to_plain(v, depth + 1) for v in value)
     if type(value) is dict:
         return {str(k): to_plain(v, depth + 1) for k, v in value.items()}
-    if type(value) in (set, frozenset):
+    if type(value) in (set, frozenset):               # no order: the judge must know it was a set
         items = [to_plain(v, depth + 1) for v in value]
         try:
-            return sorted(items)
+            items = sorted(items)
         except TypeError:
-            return items
+            pass
+        return TypedValue("builtins." + type(value).__name__, items)
     try:
         text = repr(value)[:200]
     except Exception:
@@ -174,8 +201,11 @@ def encode(obj: Any) -> Any:
         return {"__ndarray__": base64.b64encode(data.tobytes()).decode("ascii"),
                 "dtype": data.dtype.str, "shape": list(data.shape)}
     if isinstance(obj, Outcome):
-        return {"__outcome__": True, "value": encode(obj.value), "error": obj.error,
-                "error_type": obj.error_type, "seconds": obj.seconds}
+        encoded = {"__outcome__": True, "value": encode(obj.value), "error": obj.error,
+                   "error_type": obj.error_type, "seconds": obj.seconds}
+        if obj.changed is not None:
+            encoded["changed"] = [int(i) for i in obj.changed]
+        return encoded
     if isinstance(obj, TypedValue):
         return {"__typed__": obj.type_name, "value": encode(obj.value)}
     if isinstance(obj, LibObject):
@@ -204,8 +234,10 @@ def decode(obj: Any) -> Any:
         raw = base64.b64decode(obj["__ndarray__"])
         return np.frombuffer(raw, dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
     if "__outcome__" in obj:
+        changed = obj.get("changed")
         return Outcome(value=decode(obj["value"]), error=obj["error"], error_type=obj["error_type"],
-                       seconds=obj["seconds"])
+                       seconds=obj["seconds"],
+                       changed=[int(i) for i in changed] if isinstance(changed, list) else None)
     if "__typed__" in obj:
         return TypedValue(obj["__typed__"], decode(obj["value"]))
     if "__lib__" in obj:
@@ -245,6 +277,9 @@ class _Run:
     name: str                                        # the student's name for the answer
     variables: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)       # variable -> why it could not be made
+    placeholders: int = 0                            # calls that raised NotImplementedError
+    answered: int = 0                                # calls that returned or raised something else
+    placeholder_in: str | None = None                # the function whose placeholder raised first
 
     def argument(self, value):
         if isinstance(value, dict) and set(value) == {"__tensor__"}:
@@ -282,7 +317,20 @@ class _Run:
                 raise TypeError(f"`{self.name}` should be {what}, but it is a {type(target).__name__}")
             args = [self.argument(a) for a in step.get("args", ())]
             kwargs = {k: self.argument(v) for k, v in dict(step.get("kwargs", {})).items()}
-            outcome = call_student(target, *args, **kwargs)
+            before = [a.copy() if isinstance(a, np.ndarray) else None for a in args] if step.get("check_inputs") else None
+            saved = _stand_in(target, step.get("stand_ins") or {})
+            try:
+                outcome = call_student(target, *args, **kwargs)
+            finally:
+                _restore(target, saved)
+            if before is not None:
+                outcome.changed = [i for i, (a, old) in enumerate(zip(args, before))
+                                   if old is not None and not _same_array(a, old)]
+            if outcome.error_type == "NotImplementedError":
+                self.placeholders += 1
+                self.placeholder_in = self.placeholder_in or outcome.raised_in
+            else:
+                self.answered += 1
             if step.get("store"):
                 if outcome.ok:
                     self.variables[step["store"]] = outcome.value
@@ -318,6 +366,75 @@ class _Skip(Exception):
         self.reason = reason
 
 
+_ABSENT = object()
+
+
+def _stand_in(target, stand_ins: dict) -> dict:
+    """Until :func:`_restore`, the helpers the student's function calls by these names (e.g. their
+    ``t5_bucket`` of an earlier question) are the course library's versions, so that a later question is
+    graded on its own merit. Returns what to restore."""
+    namespace = getattr(target, "__globals__", None)
+    if not stand_ins or not isinstance(namespace, dict):
+        return {}
+    made = {name: library_stand_in(name, spec) for name, spec in stand_ins.items()}   # all, before any goes in
+    saved = {name: namespace.get(name, _ABSENT) for name in made}
+    namespace.update(made)
+    return saved
+
+
+def _restore(target, saved: dict) -> None:
+    namespace = getattr(target, "__globals__", None)
+    for name, value in saved.items():
+        if value is _ABSENT:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = value
+
+
+def library_stand_in(name: str, spec: dict):
+    """A function with the student's signature for ``name`` that calls a function of the course's library.
+
+    ``spec = {"target": "posenc.lib.module:function", "params": [[student's name, library's name], ...]}``:
+    positional and keyword arguments are bound by the student's names and passed by the library's; NumPy
+    arrays become tensors on the way in and the result a NumPy array on the way out (a tensor when a
+    tensor came in).
+    """
+    module_name, _, attribute = spec["target"].partition(":")
+    if not module_name.startswith("posenc.lib.") or not attribute.isidentifier():
+        raise ValueError(f"a stand-in may only be a function of the course's library, not {spec['target']!r}")
+    function = getattr(importlib.import_module(module_name), attribute)
+    params = [tuple(pair) for pair in spec["params"]]
+    renamed = dict(params)
+
+    def stand_in(*args, **kwargs):
+        import torch
+
+        if len(args) > len(params):
+            raise TypeError(f"{name}() takes at most {len(params)} positional arguments ({len(args)} given)")
+        bound = {library: value for (_, library), value in zip(params, args)}
+        for key, value in kwargs.items():
+            if key not in renamed:
+                raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+            bound[renamed[key]] = value
+        tensors_in = any(isinstance(v, torch.Tensor) for v in bound.values())
+        bound = {k: torch.as_tensor(v) if isinstance(v, np.ndarray) else v for k, v in bound.items()}
+        result = function(**bound)
+        return result if tensors_in or not isinstance(result, torch.Tensor) else result.detach().numpy()
+
+    stand_in.__name__ = name
+    return stand_in
+
+
+def _warning_lines(caught) -> list[str]:
+    """The distinct warnings the student's code gave, as short lines (at most three)."""
+    lines = []
+    for item in caught:
+        line = f"{item.category.__name__}: {_text(item.message)[:200]}"
+        if line not in lines:
+            lines.append(line)
+    return lines[:3]
+
+
 def collect(namespace: dict, probe: dict) -> dict:
     """Carry out a probe on the student's namespace; plain data, never an exception.
 
@@ -329,16 +446,28 @@ def collect(namespace: dict, probe: dict) -> dict:
     if name not in namespace:
         return {"status": MISSING}
     run = _Run(name, {ANSWER: namespace[name]})
-    try:
-        if probe.get("expect") == "class" and not isinstance(namespace[name], type):
-            raise TypeError(f"`{name}` should be a class (an nn.Module subclass), but it is a "
-                            f"{type(namespace[name]).__name__}")
-        return {"status": "collected", "data": [run.step(step) for step in probe["steps"]]}
-    except NotAttempted:
-        return {"status": NOT_ATTEMPTED}
-    except Exception as exc:  # a probe must never take the notebook down
-        return {"status": "error", "error": f"{type(exc).__name__}: {_text(exc)}",
-                "trace": traceback.format_exc(limit=3)}
+    with warnings.catch_warnings(record=True) as caught:    # the student's warnings: reported, not printed
+        warnings.simplefilter("always")
+        try:
+            if probe.get("expect") == "class" and not isinstance(namespace[name], type):
+                raise TypeError(f"`{name}` should be a class (an nn.Module subclass), but it is a "
+                                f"{type(namespace[name]).__name__}")
+            collected = {"status": "collected", "data": [run.step(step) for step in probe["steps"]]}
+            if run.placeholders and not run.answered:
+                raise NotAttempted()
+        except NotAttempted:
+            collected = {"status": NOT_ATTEMPTED}
+        except Exception as exc:  # a probe must never take the notebook down
+            if run.placeholders and not run.answered:      # e.g. a later step needed the stub's object
+                collected = {"status": NOT_ATTEMPTED}
+            else:
+                collected = {"status": "error", "error": f"{type(exc).__name__}: {_text(exc)}",
+                             "trace": traceback.format_exc(limit=3)}
+    if collected["status"] == NOT_ATTEMPTED and run.placeholder_in:
+        collected["placeholder"] = run.placeholder_in
+    if caught:
+        collected["warnings"] = _warning_lines(caught)
+    return collected
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ model it compares (``kinds``), on which ``seeds``, how to build, train and measu
 them into tables and curves, and :func:`save_results` writes them, with the configuration, seeds and
 library versions, to a JSON file the chapter can load.
 
-* Chapter 3 (``posenc.lib.combining.CombiningExperiment``): ways of combining tokens and positions.
+* Chapter 3 (``posenc.lib.combining.CombiningExperiment``): ways of combining tokens and positions
+  (``python -m posenc.lib.experiments ch03 --out results/ch03.json``, 10 seeds, about a minute).
 * Chapter 4 (:class:`LengthExperiment`, below): no encoding, the sinusoidal table and a learned table on
   ``ShiftedCopy``, read inside and beyond the training length, with a control: a learned table that starts
   at the sinusoidal table's scale. The chapter runs a reduced sweep (3 seeds)
@@ -36,6 +37,7 @@ import html
 import importlib
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -172,8 +174,18 @@ def run_one(experiment: Experiment, kind: str, seed: int, keep_model: bool = Tru
                parameter_count(model), model if keep_model else None, before)
 
 
+# make robustness (posenc.book.robustness) shifts every torch seed of a chapter's kernel by a constant; a
+# worker process starts a fresh interpreter, so the kernel hands the shift on through this variable.
+SEED_SHIFT_VARIABLE = "POSENC_TORCH_SEED_SHIFT"
+
+
 def _one_thread():
     torch.set_num_threads(1)
+    shift = int(os.environ.get(SEED_SHIFT_VARIABLE, "0") or 0)
+    if shift:
+        def shifted_seed(seed, manual_seed=torch.manual_seed):
+            return manual_seed(int(seed) + shift)
+        torch.manual_seed = torch.random.manual_seed = shifted_seed
 
 
 def sweep(experiment: Experiment, kinds=None, seeds=None, keep_models: bool = True, progress=None,
@@ -387,6 +399,17 @@ def steps_to_loss(losses, threshold: float = 0.1, smooth: int = 10) -> float:
     return float(below[0] + smooth - 1) if below.size else math.nan
 
 
+def block_steps(record, threshold: float = 0.1) -> float:
+    """Steps by the end of the first 10-step block whose mean loss is below ``threshold`` (NaN: never).
+
+    What a saved record can say about speed: files keep the mean loss of every block of 10 steps, not every
+    step, so this is :func:`steps_to_loss` read at a resolution of 10 steps.
+    """
+    record = records_of([record])[0]
+    below = np.flatnonzero(np.asarray(record["loss_every_10_steps"], dtype=np.float64) < threshold)
+    return float(10 * (below[0] + 1)) if below.size else math.nan
+
+
 def loss_curves(runs, kind: str) -> np.ndarray:
     """(n_seeds, steps) training losses of one kind (Run objects only: files keep every 10th step)."""
     return np.array([r.losses for r in runs if r.kind == kind])
@@ -478,6 +501,8 @@ def summary_headers(config: LengthExperiment) -> list[str]:
 
 # The full sweeps behind the chapters (``make experiments``): name -> (module, Experiment class, what it is).
 SWEEPS = {
+    "ch03": ("posenc.lib.combining", "CombiningExperiment",
+             "adding or concatenating the sinusoidal encoding, and the embedding scale, on one tiny model"),
     "ch04": ("posenc.lib.experiments", "LengthExperiment",
              "learned vs sinusoidal positional encodings, inside and beyond the training length"),
     "ch05": ("posenc.lib.comparison", "InsideLengthExperiment",

@@ -20,6 +20,7 @@ platform is the one the file was made on (:func:`platform_signature`), as ranges
 from __future__ import annotations
 
 import math
+import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,10 @@ REPLICATION_SEEDS = 5
 
 # Runs on the same platform from the same code are equal to the last bit; this allows for printing.
 SAME_RUN_TOLERANCE = 1e-9
+
+# Set while `make robustness` runs a chapter with every torch seed shifted (posenc.book.robustness): such a
+# run shares the file's seed labels, not its seeds.
+SEED_SHIFT_VARIABLE = "POSENC_TORCH_SEED_SHIFT"
 
 
 def cpu_model() -> str:
@@ -166,15 +171,19 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     n_kinds = sum(1 for kind in live if kind in in_file)
     ranges = (f"{n_kinds - len(outside)} of your {n_kinds} {what} values lie within the range of the file's "
               f"seeds" + ("" if not outside else "; outside it: " + ", ".join(
-                  f"{kind} {value:.{digits}f} (file {low:.{digits}f}–{high:.{digits}f})"
-                  for kind, (value, low, high) in outside.items())))
+                  _outside_text(kind, value, low, high, digits) for kind, (value, low, high) in outside.items())))
+    shift = os.environ.get(SEED_SHIFT_VARIABLE)
+    if shift:
+        sentence = (f"This run's torch seeds are shifted by {shift} (`make robustness`), so it shares the file's "
+                    f"seed numbers, not its seeds: compare ranges, not digits. {ranges.capitalize()}.")
+        return Agreement(same, gap, outside, sentence)
     if same and gaps and gap <= SAME_RUN_TOLERANCE:
         sentence = (f"This machine ({describe(here)}) is the one the file was made on, and the runs you share "
                     f"with it agree to {gap:.0e}: the file is reproduced digit for digit.")
     elif same and gaps:
         sentence = (f"This machine is the one the file was made on ({describe(here)}), yet the runs you share "
-                    f"with it differ by up to {gap:.2g}: the code has changed since the file was written "
-                    f"(`make experiments` writes it again). {ranges.capitalize()}.")
+                    f"with it differ by up to {gap:.2g}: the code or the run's settings have changed since the file "
+                    f"was written (`make experiments` writes it again). {ranges.capitalize()}.")
     else:
         changed = " and ".join(differences(recorded_platform, here))
         sentence = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another "
@@ -183,3 +192,11 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
                     + (f" (here by up to {gap:.2g})" if gaps else "")
                     + f": compare ranges, not digits. {ranges.capitalize()}.")
     return Agreement(same, gap, outside, sentence)
+
+
+def _outside_text(kind: str, value: float, low: float, high: float, digits: int) -> str:
+    """'t5 0.957 (file 0.990–1.000)', with as many digits as it takes to show that the value is outside."""
+    edge = low if value < low else high
+    while digits < 9 and f"{value:.{digits}f}" == f"{edge:.{digits}f}":
+        digits += 1
+    return f"{kind} {value:.{digits}f} (file {low:.{digits}f}–{high:.{digits}f})"

@@ -68,9 +68,9 @@ check("q2")
 # %% [markdown]
 # ## Question 3: a binary counter (2 points)
 #
-# Write `binary_encoding(n_positions, n_bits)` returning an integer array of shape
-# `(n_positions, n_bits)` whose row `pos` holds the bits of `pos`, least significant bit first: column `k`
-# is bit `k`, which flips every $2^k$ positions.
+# Write `binary_encoding(n_positions, n_bits)` returning an array of shape `(n_positions, n_bits)` of 0s
+# and 1s (integers, or booleans: the check accepts both, not floats) whose row `pos` holds the bits of
+# `pos`, least significant bit first: column `k` is bit `k`, which flips every $2^k$ positions.
 
 # %%
 def binary_encoding(n_positions, n_bits):

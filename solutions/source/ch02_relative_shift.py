@@ -171,8 +171,9 @@ check("q5")
 # As the position runs from $0$ to $t$, the point of pair $i$ turns through the angle $\omega_i t$ on its
 # unit circle. Take `d_model = 512` and base 10000. For how many **pairs** does the point complete at least
 # one full turn within the first 512 positions, that is, by $t = 512$? Assign the count (an int) to
-# `pairs_with_full_turn`. The pairs that do not are still almost where they started: over a sentence they
-# look like constants.
+# `pairs_with_full_turn`. The pairs that do not complete a turn are not all still: many of them turn by
+# more than a radian by $t = 512$, and only the slowest barely move (over a sentence, those look like
+# constants).
 
 # %%
 ### BEGIN SOLUTION

@@ -36,7 +36,10 @@ check = checker("ch05")
 #    `nb - 1`.
 #
 # With the defaults, `t5_bucket(np.array([-20, -8, -1, 0, 1, 200]))` is `[10, 8, 1, 0, 17, 31]`, and with
-# `bidirectional=False` it is `[17, 8, 1, 0, 0, 0]`.
+# `bidirectional=False` it is `[17, 8, 1, 0, 0, 0]`. Leave `relative_position` as it is (compute on a copy,
+# never write into it): the caller still needs the offsets, and the check tests that they are unchanged.
+# Where the log part is a whole number in exact arithmetic (with the defaults, at $n = 64$ it is exactly 6),
+# floating point may land on it or just below; the check accepts either bucket there.
 
 # %%
 def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
@@ -107,7 +110,9 @@ check("q2")
 # $$b_h(i, j) = \text{table}[\text{bucket}(j - i), h],$$
 #
 # queries and keys at positions $0, 1, \dots$. The number of buckets is the table's number of rows. You may
-# use your `t5_bucket` from question 1.
+# use your `t5_bucket` from question 1: the check runs your `t5_bias_matrix` with a correct `t5_bucket` in
+# its place, so that question 1 alone grades the bucket rule and this question what `t5_bias_matrix` adds
+# (you can try it before question 1 is finished).
 
 # %%
 def t5_bias_matrix(table, n_queries, n_keys, bidirectional=True, max_distance=128):

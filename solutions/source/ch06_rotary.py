@@ -36,7 +36,9 @@ check = checker("ch06")
 # vector per row; `positions` an integer array of shape `(n,)` (any integers, negative ones included).
 # Return an array of shape `(n, d)` whose row `r` is row `r` of `x` turned to position `positions[r]`, in
 # the given layout. `x` may be float16: compute the angles, their cosines and sines in float64 whatever
-# its dtype.
+# its dtype; the result may be float64 or `x`'s dtype, the check accepts both (a float16 result is compared
+# to float16's precision). Leave `x` and `positions` as they are (compute on copies, never write into
+# them): the caller still needs them, and the check tests that they are unchanged.
 
 # %%
 def rope(x, positions, layout="interleaved", base=10000.0):
@@ -65,7 +67,8 @@ check("q1")
 # A checkpoint was trained with the interleaved layout. Its query projection `weight` has shape
 # `(n_heads * d_head, d_in)`, one row per output coordinate (`q = x @ weight.T`), the heads one after the
 # other. Write `to_half_layout(weight, n_heads)` returning the weight a model that uses the rotate-half
-# layout needs to compute exactly the same logits (the same function converts $W_K$).
+# layout needs to compute exactly the same logits (the same function converts $W_K$). Return a new array and
+# leave `weight` unchanged (the check tests it): the original checkpoint must stay as it was.
 #
 # *Hint:* the half layout's pair $p$ is coordinates $(p, p + d/2)$; which two interleaved coordinates must
 # land there?
@@ -104,7 +107,9 @@ print(f"largest difference: {np.abs(original - converted).max():.1e}")
 # inputs at positions $0, \dots, n - 1$; `W_q` and `W_k` have shape `(d_head, d_model)` (`q = x @ W_q.T`).
 # Return the `(n, n)` matrix whose entry `[m, j]` is the logit of the query at position `m` against the key
 # at position `j`, with RoPE in the interleaved layout: no scaling by $1/\sqrt{d_{\text{head}}}$, no mask.
-# You may call your `rope` from question 1.
+# You may call your `rope` from question 1: the check runs your `rope_logits` with a correct `rope` in its
+# place, so that question 1 alone grades the rotation and this question what `rope_logits` adds (you can
+# try it before question 1 is finished).
 
 # %%
 def rope_logits(x, W_q, W_k, base=10000.0):
@@ -131,20 +136,16 @@ print(max(np.ptp(np.diagonal(matrix, k)) for k in range(-15, 16)))
 # %% [markdown]
 # ## Question 4: where bfloat16 angles go wrong (1 point)
 #
-# Take a head of width $d = 128$ and base 10000. Compute the angles $\text{pos}\,\theta_i$ of every pair
-# for the positions $0, \dots, 4095$ twice with torch: in float64, and in bfloat16 as a model held in
-# bfloat16 would (compute $\theta_i$ in float64, cast the positions and the $\theta_i$ to `torch.bfloat16`,
-# multiply them in bfloat16). What is the first position at which some angle (of any pair) differs from the
-# float64 angle by more than 0.1 rad? Assign the position (an int) to `first_bad_position`.
+# {{ posenc.exercises.checks.ch06:q4_question }}
 
 # %%
 ### BEGIN SOLUTION
-theta_128 = torch.tensor(10000.0, dtype=torch.float64) ** (-2 * torch.arange(64, dtype=torch.float64) / 128)
+theta_64 = torch.tensor(10000.0, dtype=torch.float64) ** (-2 * torch.arange(32, dtype=torch.float64) / 64)
 every_position = torch.arange(4096)
-exact_angles = every_position[:, None].double() * theta_128
-low_angles = every_position.to(torch.bfloat16)[:, None] * theta_128.to(torch.bfloat16)
+exact_angles = every_position[:, None].double() * theta_64
+low_angles = every_position.to(torch.bfloat16)[:, None] * theta_64.to(torch.bfloat16)
 angle_errors = (low_angles.double() - exact_angles).abs().amax(dim=1)
-first_bad_position = int(torch.nonzero(angle_errors > 0.1)[0])
+first_bad_position = int(torch.nonzero(angle_errors > 0.25)[0])
 ### END SOLUTION
 ### BEGIN STUB
 first_bad_position = None  # your answer: an int

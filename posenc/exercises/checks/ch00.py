@@ -6,7 +6,7 @@ import numpy as np
 
 from posenc.exercises.framework import (
     ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, LibObject, Mistake, ValueQuestion,
-    describe_mismatch,
+    as_number, describe_mismatch, distinct_digits, kind_of,
 )
 from posenc.lib.order import AttentionLayer, softmax as _softmax
 
@@ -144,11 +144,13 @@ GAP_MISTAKES = [
 
 
 def _compare_gap(got, expected, args):
-    if isinstance(got, np.ndarray) and got.size == 1:
-        got = float(got)
+    got = as_number(got)
     if isinstance(got, bool) or not isinstance(got, (int, float)):
-        return f"expected one number, got {type(got).__name__}"
-    return None if np.isclose(got, expected, rtol=1e-6, atol=1e-9) else f"expected {expected:.4g}, got {got:.4g}"
+        return f"expected one number, got {kind_of(got)}"
+    if np.isclose(got, expected, rtol=1e-6, atol=1e-9):
+        return None
+    shown_expected, shown_got = distinct_digits(float(expected), float(got), least=4)
+    return f"expected {shown_expected}, got {shown_got}"
 
 
 # ---------------------------------------------------------------------------------------------------

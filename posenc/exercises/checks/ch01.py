@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from posenc.exercises.framework import (
-    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch,
+    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, ValueQuestion, as_number, describe_mismatch,
+    distinct_digits, kind_of,
 )
 from posenc.lib.encoding import sinusoidal_encoding
 
@@ -160,12 +161,12 @@ WAVELENGTH_MISTAKES = [
 
 
 def _compare_number(got, expected, args):
-    if isinstance(got, np.ndarray) and got.size == 1:
-        got = float(got)
+    got = as_number(got)
     if isinstance(got, bool) or not isinstance(got, (int, float)):
-        return f"expected a number, got {type(got).__name__}"
+        return f"expected a number, got {kind_of(got)}"
     if not np.isclose(got, expected, rtol=1e-6):
-        return f"expected {expected:.6g}, got {got:.6g}"
+        shown_expected, shown_got = distinct_digits(float(expected), float(got))
+        return f"expected {shown_expected}, got {shown_got}"
     return None
 
 
@@ -231,7 +232,31 @@ def _repeat_probes(seed):
         (_planted_table(rng, 40, 3, repeat_at=far, copy_of=int(rng.integers(0, 8)), noise=0.0), 2),   # exact
         (_signed_zero_table(rng), 2),             # -0.0 and 0.0 are the same number
         (np.zeros((0, 4)), 2),
+        (_rounding_edge_table(rng, alike=True), 2),    # rows that round alike but truncate apart
+        (_rounding_edge_table(rng, alike=False), 2),   # rows that truncate alike but round apart
     ]
+
+
+def _rounding_edge_table(rng, alike):
+    """A table whose first repeat depends on rounding to the nearest: with ``alike``, rows ``copy_of`` and
+    ``repeat_at`` differ by 0.8 of a step in one column, on either side of a grid value (they round to it,
+    but truncation or floor puts them a step apart); otherwise one column of two rows lies at 0.1 and 0.9 of
+    the same step (truncation makes them equal, rounding does not)."""
+    decimals = 2
+    step = 10.0 ** -decimals
+    repeat_at, copy_of = int(rng.integers(10, 30)), int(rng.integers(0, 8))
+    table = _planted_table(rng, 30, 3, repeat_at=repeat_at, copy_of=copy_of, noise=0.0, decimals=decimals)
+    column = int(rng.integers(0, 3))
+    grid = float(rng.choice([-0.62, -0.37, 0.21, 0.48, 0.75]))
+    if alike:
+        table[copy_of, column], table[repeat_at, column] = grid - 0.4 * step, grid + 0.4 * step
+        others = [r for r in range(30) if r not in (copy_of, repeat_at)]
+        table[others, column] = np.where(np.isclose(np.round(table[others, column], decimals), grid),
+                                         grid + 3 * step, table[others, column])
+    else:
+        table[copy_of, column], table[repeat_at, column] = grid + 0.1 * step, grid + 0.9 * step
+        table[repeat_at, (column + 1) % 3] = table[copy_of, (column + 1) % 3]
+    return table
 
 
 def _signed_zero_table(rng):
@@ -272,6 +297,12 @@ REPEAT_MISTAKES = [
     Mistake("you returned the earlier position of the pair; return the first position whose rounded row "
             "equals an earlier one (the later of the two)",
             lambda table, dec: _earlier_of_first_repeat(table, dec)),
+    Mistake("the rows were cut (int(), np.trunc or np.floor), not rounded to the nearest: 0.116 and 0.124 both "
+            "round to 0.12 but cut to 0.11 and 0.12; use np.round(row, decimals)",
+            lambda table, dec: first_repeat(np.trunc(table * 10.0 ** dec) / 10.0 ** dec, 12)),
+    Mistake("the rows were cut (int(), np.trunc or np.floor), not rounded to the nearest: 0.116 and 0.124 both "
+            "round to 0.12 but cut to 0.11 and 0.12; use np.round(row, decimals)",
+            lambda table, dec: first_repeat(np.floor(table * 10.0 ** dec) / 10.0 ** dec, 12)),
     Mistake("the rows are compared without rounding to `decimals`",
             lambda table, dec: first_repeat(table, 12)),
     Mistake("off by one: positions count from 0, like the rows of the table",
@@ -295,7 +326,7 @@ def _compare_position(got, expected, args):
     if isinstance(got, np.ndarray) and got.size == 1:
         got = got.item()
     if isinstance(got, bool) or not isinstance(got, int):
-        return f"expected a position (an int), got {type(got).__name__}"
+        return f"expected a position (an int), got {kind_of(got)}"
     return None if got == expected else f"expected position {expected}, got {got}"
 
 

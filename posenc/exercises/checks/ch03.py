@@ -8,7 +8,8 @@ import numpy as np
 
 from posenc.lib import combining
 from posenc.exercises.framework import (
-    ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch,
+    ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, as_number, describe_mismatch,
+    distinct_digits, kind_of,
 )
 from posenc.lib.encoding import sinusoidal_encoding
 
@@ -57,7 +58,7 @@ def _compare_int(got, expected, args):
     if isinstance(got, np.ndarray) and got.size == 1:
         got = got.item()
     if isinstance(got, bool) or not isinstance(got, (int, float)):
-        return f"expected a number of parameters (an int), got {type(got).__name__}"
+        return f"expected a number of parameters (an int), got {kind_of(got)}"
     if got != expected:
         return f"expected {expected}, got {got:g}"
     if isinstance(got, float):
@@ -207,7 +208,7 @@ def _compare_terms(got, expected, args):
     x, p, w_q, w_k = args
     if isinstance(got, (tuple, list)):
         return ("return one NumPy array of shape (4, n, n), e.g. np.stack([tt, tp, pt, pp]), "
-                f"not a {type(got).__name__}")
+                f"not {kind_of(got)}")
     if isinstance(got, np.ndarray) and got.shape == expected.shape[1:] and np.allclose(got, expected.sum(0)):
         return "that is the sum of the four terms, the full logit matrix; return the four terms separately"
     return describe_mismatch(got, expected, what="stack of terms", rtol=1e-6, atol=1e-9)
@@ -296,12 +297,12 @@ STD_MISTAKES = [
 
 
 def _compare_number(got, expected, args):
-    if isinstance(got, np.ndarray) and got.size == 1:
-        got = got.item()
+    got = as_number(got)
     if isinstance(got, bool) or not isinstance(got, (int, float)):
-        return f"expected a number, got {type(got).__name__}"
+        return f"expected a number, got {kind_of(got)}"
     if not np.isclose(got, expected, rtol=1e-6, atol=0):
-        return f"expected {expected:.6g}, got {got:.6g}"
+        shown_expected, shown_got = distinct_digits(float(expected), float(got))
+        return f"expected {shown_expected}, got {shown_got}"
     return None
 
 
@@ -312,7 +313,9 @@ CONCAT_OPTIONS = {
     "a": "[x; p] W = x W_x + p W_p: the first layer adds a token part and a position part, with separate "
          "maps, so after it the two are mixed just as with addition",
     "b": "only the input keeps them in separate dimensions: the first linear layer already returns the sum "
-         "x W_x + p W_p, and later layers see only that",
+         "x W_x + p W_p, so a layer that reads its output sees the two mixed; with residual connections later "
+         "layers also receive the input [x; p] itself, but every layer adds its output to all of the stream's "
+         "dimensions, so its two halves no longer hold tokens and positions apart either",
     "c": "W_p is trained like any other weight: nothing multiplies the position part by zero, and it "
          "reaches the output as p W_p",
     "d": "(x + p) W is the special case W_x = W_p = W (tied blocks); in general the blocks differ, so the "

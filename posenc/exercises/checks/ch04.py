@@ -26,6 +26,8 @@ from posenc.exercises.framework import (
     TypedValue,
     ValueQuestion,
     call,
+    kind_of,
+    short,
     tensor,
 )
 from posenc.lib.encoding import sinusoidal_encoding
@@ -144,7 +146,7 @@ def _output_array(value) -> tuple[np.ndarray | None, str | None]:
         return None, "forward returned a numpy array; return a torch tensor"
     if isinstance(value, TypedValue):
         return None, f"forward returned a {value.type_name}; return a torch tensor"
-    return None, f"forward returned {type(value).__name__} {value!r:.40}; return a torch tensor"
+    return None, f"forward returned {kind_of(value)} ({short(value)}); return a torch tensor"
 
 
 def _mismatch(got: np.ndarray, expected: np.ndarray, input_shape: tuple) -> str | None:
@@ -548,7 +550,7 @@ COUNT_MISTAKES = [
 
 def _compare_count(got, expected, args):
     if isinstance(got, bool) or not isinstance(got, (int, float)) or (isinstance(got, float) and not got.is_integer()):
-        return f"expected a whole number, got {got!r:.40}"
+        return f"expected a whole number, got {short(got)}"
     return None if int(got) == expected else f"expected {expected:,}, got {int(got):,}"
 
 
@@ -680,8 +682,11 @@ EXTRAPOLATION_OPTIONS = {
          "soon after L",
     "b": "defined is not the same as useful: nothing in training tells the model what to do with the "
          "encodings of positions it never saw, so it must be measured, and in the chapter it fails soon after L",
-    "c": "the sinusoidal module computes as many rows as it is asked for; only the learned table has a "
-         "last row, max_len - 1",
+    "c": "whether it raises depends on the code, not on the encoding: a module that stores max_len rows (your "
+         "SinusoidalEncoding of question 2, like the worked solution) raises past them, but those rows can be "
+         "computed for any length without training, as the chapter's module does; a learned table has nothing "
+         "to compute past its last row, max_len - 1. And the question is about positions past train_length, "
+         "which can lie well inside max_len",
     "d": "the rows of a learned table past L get no gradient at all: they keep their random initial values, "
          "so they tell the model nothing about those positions",
 }

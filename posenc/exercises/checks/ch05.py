@@ -7,6 +7,7 @@ reproduces all of it. The offsets are always j - i, key position minus query pos
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -21,6 +22,11 @@ from posenc.exercises.framework import (
     Mistake,
     TypedValue,
     ValueQuestion,
+    as_number,
+    distinct_digits,
+    is_set,
+    kind_of,
+    short,
 )
 from posenc.lib.relative import alibi_slopes as _alibi_slopes
 from posenc.lib.relative import clipped_index, relative_positions
@@ -37,9 +43,8 @@ def _as_array(got, what: str) -> tuple[np.ndarray | None, str | None]:
     if isinstance(got, np.ndarray):
         return got, None
     if isinstance(got, (list, tuple)):
-        return None, f"the {what} is a {type(got).__name__}; return a numpy array"
-    name = got.type_name if isinstance(got, TypedValue) else type(got).__name__
-    return None, f"the {what} is a {name}, not a numpy array"
+        return None, f"the {what} is {kind_of(got)}; return a numpy array"
+    return None, f"the {what} is {kind_of(got)}, not a numpy array"
 
 
 def _integer_problem(got: np.ndarray, what: str) -> str | None:
@@ -59,7 +64,7 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
 
 def _bucket_variant(*, sign=1, zero_future=False, halve=True, exact_from_total=False, clamp="last",
                     denominator="ratio", rounding="floor", causal_distance="past", causal_halved=False,
-                    add_exact=True, integer_ratio=False, mode=None):
+                    add_exact=True, integer_ratio=False, mode=None, nudge=0.0, plus_one=False):
     """The bucket rule with one deliberate mistake (keyword names say which)."""
     def variant(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
         relative = sign * np.asarray(relative_position, dtype=np.int64)
@@ -77,9 +82,9 @@ def _bucket_variant(*, sign=1, zero_future=False, halve=True, exact_from_total=F
         ratio = (np.maximum(distance, max_exact) // max_exact if integer_ratio
                  else np.maximum(distance, max_exact) / max_exact)
         scale = {"ratio": np.log(max_distance / max_exact), "max_distance": np.log(max_distance)}[denominator]
-        spread = np.log(ratio.astype(np.float64)) / scale * (nb - max_exact)
+        spread = np.log(ratio.astype(np.float64)) / scale * (nb - max_exact) + nudge
         spread = np.floor(spread) if rounding == "floor" else np.round(spread)
-        log_bucket = (max_exact if add_exact else 0) + spread.astype(np.int64)
+        log_bucket = (max_exact if add_exact else 0) + spread.astype(np.int64) + (1 if plus_one else 0)
         if clamp == "last":
             log_bucket = np.minimum(log_bucket, nb - 1)
         elif clamp == "nb":
@@ -114,6 +119,8 @@ T5_NO_OFFSET = ("the log part starts where the exact part ends: bucket = max_exa
                 "max_exact the far distances fall back into the exact buckets")
 T5_INT_RATIO = ("integer division in the ratio: n // max_exact drops the fraction, so log(n / max_exact) is "
                 "computed from a rounded-down ratio; divide as floats")
+T5_PLUS_ONE = ("off by one in the log part: the first log-spaced bucket is max_exact itself (bucket = max_exact + "
+              "floor(...), and floor(...) is 0 at n = max_exact); you added 1")
 T5_ALWAYS_BI = "bidirectional=False is ignored: the causal variant has its own rule (all buckets for the past)"
 T5_ALWAYS_CAUSAL = "bidirectional=True is ignored: you always use the causal rule"
 
@@ -130,10 +137,37 @@ T5_MISTAKES = [
     Mistake(T5_CAUSAL_SIGN, _bucket_variant(causal_distance="future")),
     Mistake(T5_CAUSAL_HALVED, _bucket_variant(causal_halved=True)),
     Mistake(T5_NO_OFFSET, _bucket_variant(add_exact=False)),
+    Mistake(T5_PLUS_ONE, _bucket_variant(plus_one=True)),
     Mistake(T5_INT_RATIO, _bucket_variant(integer_ratio=True)),
     Mistake(T5_ALWAYS_BI, _bucket_variant(mode="bidirectional")),
     Mistake(T5_ALWAYS_CAUSAL, _bucket_variant(mode="causal")),
 ]
+
+
+# Bucket numbers that a correct formula reaches from either side: where log(n / max_exact) / log(max_distance /
+# max_exact) * (nb - max_exact) is an integer in exact arithmetic (n = 64 with the defaults gives 6), the
+# order of the operations decides whether floating point lands on it or just below, so both are right.
+# Within this distance of an integer, either bucket is accepted.
+BOUNDARY = 1e-6
+
+
+@functools.lru_cache(maxsize=None)
+def near_boundaries() -> tuple:
+    """(num_buckets, bidirectional, max_distance, distance) whose log spread lies just below an integer
+    (fraction between 0.9991 and 0.99995): a rule that adds a little before the floor (floor(x + 1e-3))
+    gets the bucket above there, and the tolerance at exact boundaries (BOUNDARY) does not cover it."""
+    found = []
+    for num_buckets in (8, 16, 24, 32, 48):
+        for bidirectional in (True, False):
+            nb = num_buckets // 2 if bidirectional else num_buckets
+            max_exact = nb // 2
+            n = np.arange(max_exact, 600)
+            for max_distance in range(max_exact + 1, 400):
+                spread = np.log(n / max_exact) / np.log(max_distance / max_exact) * (nb - max_exact)
+                fraction = spread - np.floor(spread)
+                keep = (fraction > 0.9991) & (fraction < 0.99995) & (max_exact + np.floor(spread) + 1 <= nb - 1)
+                found += [(num_buckets, bidirectional, max_distance, int(d)) for d in n[keep]]
+    return tuple(found)
 
 
 def _t5_probes(seed):
@@ -142,7 +176,11 @@ def _t5_probes(seed):
     max_distance = int(rng.integers(num_buckets // 2 + 1, 400))
     drawn = np.sort(rng.integers(-600, 601, size=80))
     n = int(rng.integers(3, 12))
-    return [
+    candidates = near_boundaries()
+    near = [candidates[int(i)] for i in rng.choice(len(candidates), size=2, replace=False)]
+    boundary_probes = [(np.array([-d, d, -d - 1, d + 1]) if bidi else np.array([-d - 1, -d, d]), bidi, nb, md)
+                       for nb, bidi, md, d in near]
+    return boundary_probes + [
         (np.arange(-300, 301), True, 32, 128),
         (np.arange(-300, 301), False, 32, 128),
         (np.arange(-100, 101), True, 16, 64),
@@ -167,6 +205,10 @@ def _compare_buckets(got, expected, args):
         return problem
     if array.shape != expected.shape:
         return f"the result has shape {array.shape}; expected {expected.shape}, one bucket per offset"
+    if np.issubdtype(array.dtype, np.number):
+        below = _bucket_variant(nudge=-BOUNDARY)(*args)       # either side of an exact boundary is right
+        above = _bucket_variant(nudge=BOUNDARY)(*args)
+        expected = np.where((array == below) | (array == above), array, expected)
     wrong = np.flatnonzero(array.ravel() != expected.ravel())
     if wrong.size:
         first = wrong[0]
@@ -195,6 +237,13 @@ def _slopes_variant(kind):
             return 2.0 ** (-8.0 * np.arange(n) / n)
         if kind == "geometric":
             return _geometric(n)
+        if kind == "positive":
+            return 2.0 ** (8.0 * np.arange(1, n + 1) / n)
+        if kind == "h + 1":
+            return 2.0 ** (-8.0 * np.arange(2, n + 2) / n)
+        if kind == "rounded power":          # c = 2^round(log2 n): past n, all c slopes of c heads
+            near = 2 ** int(round(math.log2(n)))
+            return _geometric(near) if near > n else alibi_slopes(n)
         if kind == "halvings":
             return 2.0 ** -np.arange(1, n + 1, dtype=np.float64)
         if kind == "sorted":
@@ -216,10 +265,16 @@ SLOPES_MISTAKES = [
     Mistake("for a head count that is not a power of two the paper does not use 2^(-8h/n): it takes the slopes "
             "of the largest power of two c below n, then appends every other slope of 2c heads",
             _slopes_variant("geometric")),
+    Mistake("the exponent is negative: m_h = 2^(-8h/n), slopes below 1 that shrink from head to head; yours grow "
+            "from 2^(8/n) to 256", _slopes_variant("positive")),
+    Mistake("heads count from h = 1 to n, so the first slope is 2^(-8/n); you used h + 1 (the first slope is "
+            "2^(-16/n))", _slopes_variant("h + 1")),
     Mistake("the exponent is -8h/n (eight halvings spread over the heads); 2^-h ignores the number of heads",
             _slopes_variant("halvings")),
     Mistake("the extra slopes are appended after the c power-of-two slopes, in their own order; you sorted the "
             "list (the paper's list is not monotone when n is not a power of two)", _slopes_variant("sorted")),
+    Mistake("c is the largest power of two at or below n, 2^floor(log2 n); with round(log2 n) some head counts "
+            "get c > n and more slopes than heads (6 heads: 8 slopes)", _slopes_variant("rounded power")),
     Mistake("take the largest power of two below n, not the next one above it: the first c slopes must be "
             "those of c heads", _slopes_variant("next power")),
     Mistake("every other slope of 2c heads starting with the first (odd h: 2^-0.5, 2^-1.5, ... for c = 8); the "
@@ -244,7 +299,10 @@ def _compare_slopes(got, expected, args):
     if not np.issubdtype(array.dtype, np.number) or not np.allclose(array.astype(np.float64), expected, rtol=1e-6):
         head = int(np.argmax(~np.isclose(array.astype(np.float64), expected, rtol=1e-6))) if \
             np.issubdtype(array.dtype, np.number) else 0
-        return f"head {head + 1} (of {args[0]}) has slope {array[head]!r:.12}, expected {expected[head]:.6g}"
+        if not np.issubdtype(array.dtype, np.number):
+            return f"the slopes have dtype {array.dtype}; expected numbers"
+        shown_expected, shown_got = distinct_digits(float(expected[head]), float(array[head]))
+        return f"head {head + 1} (of {args[0]}) has slope {shown_got}, expected {shown_expected}"
     return None
 
 
@@ -276,6 +334,8 @@ def _bias_variant(kind):
         if buckets.max() >= table.shape[0]:              # the student's code would have raised an IndexError
             return np.full((table.shape[1], n_queries, n_keys), np.nan)
         gathered = np.asarray(table)[buckets]
+        if kind == "all axes reversed":
+            return gathered.T
         return gathered if kind == "heads last" else np.transpose(gathered, (2, 0, 1))
     return variant
 
@@ -291,6 +351,9 @@ BIAS_MISTAKES = [
     Mistake("max_distance is not passed on to the bucket function", _bias_variant("distance")),
     Mistake("the heads come first: return shape (n_heads, n_queries, n_keys), e.g. with np.transpose(..., (2, 0, 1)); "
             "table[buckets] has the heads last", _bias_variant("heads last")),
+    Mistake(".T reverses all three axes of table[buckets]: the heads come first, but queries and keys are swapped "
+            "too (entry [h, i, j] holds the bias of offset i - j); move only the heads' axis, "
+            "np.transpose(table[buckets], (2, 0, 1))", _bias_variant("all axes reversed")),
 ]
 
 
@@ -326,9 +389,17 @@ def _compare_bias(got, expected, args):
     h, i, j = (int(x) for x in np.unravel_index(int(np.argmax(~np.isclose(array, expected))), expected.shape))
     hint = ""
     if np.all(np.isin(np.round(array[h], 6), np.round(args[0][:, h], 6))):
-        hint = ("; every entry is a value of the table, so the bucket is wrong: check your bucket rule (question 1) "
-                "and that the offset is j - i")
+        hint = ("; every entry is a value of the table, so the bucket is wrong (your t5_bias_matrix was run with a "
+                "correct t5_bucket): check that the offset is j - i and what you pass to t5_bucket, in its order "
+                "(relative_position, bidirectional, num_buckets, max_distance)")
     return f"bias[{h}, {i}, {j}] (offset {j - i}) is {array[h, i, j]:.4g}, expected {expected[h, i, j]:.4g}{hint}"
+
+
+# While q3 is checked, the student's t5_bucket is replaced by the library's: q1 grades theirs, q3 only what
+# t5_bias_matrix adds (offsets, arguments, gathering, axes).
+T5_STAND_IN = {"target": "posenc.lib.relative:t5_bucket", "question": "question 1",
+               "params": [["relative_position", "relative"], ["bidirectional", "bidirectional"],
+                          ["num_buckets", "num_buckets"], ["max_distance", "max_distance"]]}
 
 
 def _describe_bias_args(args):
@@ -358,6 +429,8 @@ def _index_variant(kind):
             return np.clip(offsets, -k, k - 1) + k
         if kind == "inner":
             return np.clip(offsets, -k + 1, k - 1) + k
+        if kind == "shift k - 1":
+            return np.clip(offsets, -k, k) + k - 1
         if kind == "wrap":
             return (offsets + k) % (2 * k + 1)
         raise ValueError(kind)
@@ -375,6 +448,8 @@ INDEX_MISTAKES = [
             "future at k - 1", _index_variant("upper")),
     Mistake("off by one: the clip keeps offsets -k..k, both ends included (2k + 1 rows); you clipped at "
             "-(k - 1) and k - 1", _index_variant("inner")),
+    Mistake("off by one in the shift: clip(j - i, -k, k) runs from -k to k, so + k (not + k - 1) makes the rows "
+            "0 .. 2k; with k - 1 offset -k reads row -1, the END of the table", _index_variant("shift k - 1")),
     Mistake("far offsets must saturate at the ends of the table (clip), not wrap around (modulo)",
             _index_variant("wrap")),
 ]
@@ -427,11 +502,17 @@ class PredictionQuestion(ValueQuestion):
         got, expected = data[0], self.expected()
         if isinstance(got, np.ndarray) and got.ndim == 1:
             got = tuple(got.tolist())
+        if is_set(got):
+            right = sorted(got.value) == sorted(expected)
+            return False, ((f"the numbers are right, but a set has no order: " if right else "a set has no order: ")
+                           + f"assign a tuple ({', '.join(self.parts)}), in that order")
+        if isinstance(got, (tuple, list)):
+            got = [as_number(value) for value in got]        # "27" is the number 27
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return False, f"`{self.name}` should be a pair of whole numbers ({', '.join(self.parts)}), got {got!r:.60}"
+            return False, f"`{self.name}` should be a pair of whole numbers ({', '.join(self.parts)}), got {short(got)}"
         for index, (value, right, part) in enumerate(zip(got, expected, self.parts)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
-                return False, f"the {part} count should be a whole number, got {value!r:.40}"
+                return False, f"the {part} count should be a whole number, got {short(value)}"
             if int(value) != right:
                 for (where, wrong), message in self.mistakes:
                     if where == index and int(value) == wrong:
@@ -525,15 +606,16 @@ def _compare_logits(got, expected, args):
 EXERCISES = ExerciseSet("ch05", "Position inside attention: relative biases", [
     FunctionQuestion(qid="q1", title="T5's bucket of an offset", name="t5_bucket", points=3,
                      probes=_t5_probes, reference=t5_bucket, mistakes=T5_MISTAKES, compare=_compare_buckets,
-                     describe_args=_describe_offsets),
+                     describe_args=_describe_offsets, inputs_unchanged=True),
     FunctionQuestion(qid="q2", title="ALiBi's slopes for any number of heads", name="alibi_slopes", points=2,
                      probes=_slopes_probes, reference=alibi_slopes, mistakes=SLOPES_MISTAKES,
                      compare=_compare_slopes, describe_args=lambda a: f"n_heads={a[0]}"),
     FunctionQuestion(qid="q3", title="T5's bias matrix from its table", name="t5_bias_matrix", points=2,
                      probes=_bias_probes, reference=t5_bias_matrix, mistakes=BIAS_MISTAKES, compare=_compare_bias,
-                     describe_args=_describe_bias_args,
+                     describe_args=_describe_bias_args, stand_ins={"t5_bucket": T5_STAND_IN},
                      error_hint=lambda args: (" (an index out of bounds here means a bucket beyond the table's last "
-                                              "row: the number of buckets is table.shape[0])")),
+                                              "row: the number of buckets is table.shape[0], t5_bucket's third "
+                                              "argument)")),
     FunctionQuestion(qid="q4", title="Shaw's clipped index matrix", name="shaw_index", points=2,
                      probes=_index_probes, reference=shaw_index, mistakes=INDEX_MISTAKES, compare=_compare_index,
                      describe_args=lambda a: f"n_queries={a[0]}, n_keys={a[1]}, max_distance={a[2]}"),

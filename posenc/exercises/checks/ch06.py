@@ -29,13 +29,14 @@ def _theta(d, base=BASE, exponent="pair"):
     """Frequencies of the d/2 pairs, rightly (base^(-2i/d)) or with one mistake in the exponent."""
     i = np.arange(d // 2, dtype=np.float64)
     return {"pair": base ** (-2 * i / d),
+            "positive": base ** (2 * i / d),              # the exponent's sign lost: faster and faster pairs
             "dimension": base ** (-2 * (2 * i) / d),      # the dimension index 2i where i belongs
             "not doubled": base ** (-i / d),               # i/d instead of 2i/d
             "fixed base": BASE ** (-2 * i / d)}[exponent]
 
 
 def _turn(x, positions, layout="interleaved", base=BASE, *, exponent="pair", sense=1, pairing=None,
-          overwrite=False):
+          overwrite=False, angle_dtype=np.float64, shift=0):
     """x (n, d) float64, row r turned by positions[r]: the reference with optional mistakes.
 
     ``sense=-1`` turns clockwise; ``pairing`` overrides which coordinates form a pair (``layout`` names
@@ -44,7 +45,8 @@ def _turn(x, positions, layout="interleaved", base=BASE, *, exponent="pair", sen
     """
     x = np.asarray(x, dtype=np.float64)
     d = x.shape[-1]
-    angle = np.asarray(positions, dtype=np.float64)[:, None] * _theta(d, base, exponent)
+    angle = ((np.asarray(positions) + shift).astype(angle_dtype)[:, None]
+             * _theta(d, base, exponent).astype(angle_dtype)).astype(np.float64)
     c, s = np.cos(angle), sense * np.sin(angle)
     first, second = ((np.arange(0, d, 2), np.arange(1, d, 2)) if (pairing or layout) == "interleaved"
                      else (np.arange(d // 2), np.arange(d // 2, d)))
@@ -87,6 +89,11 @@ MIXED_LAYOUTS = ("layouts mixed: 'interleaved' pairs coordinates (2i, 2i+1), 'ha
 REPEATED = ("layouts mixed: in the rotate-half layout the d/2 angles are written twice one copy after the "
             "other (concatenate), and in the interleaved layout each angle twice in a row (repeat); you "
             "used the other layout's duplication")
+POSITIVE_EXPONENT = ("the exponent's sign is lost: theta_i = base^(-2i/d) gets slower from pair to pair (pair 0 "
+                     "turns by 1 rad per position); base^(+2i/d) turns the last pairs thousands of radians per position")
+FLOAT32_ANGLES = ("angles in float32: pos * theta_i rounded to 24 bits is off by more than 1e-4 rad at positions in the "
+                  "thousands; compute the angles (and their cos and sin) in float64")
+POSITIONS_SHIFTED = "the positions are shifted by one: row r is turned by positions[r] itself, not positions[r] + 1"
 POSITIONS_IGNORED = "the positions argument is ignored: row r is turned by positions[r], not by r"
 OVERWRITTEN = ("the first coordinate of each pair was overwritten before the second was computed from it; "
                "compute both new coordinates from the old values")
@@ -143,6 +150,9 @@ ROPE_MISTAKES = [
     Mistake(CLOCKWISE, _no_half(lambda x, p, layout, b: _turn(x, p, layout, b, sense=-1))),
     Mistake(FIXED_BASE, _no_half(lambda x, p, layout, b: _turn(x, p, layout, b, exponent="fixed base"))),
     Mistake(POSITIONS_IGNORED, _no_half(lambda x, p, layout, b: _turn(x, np.arange(len(x)), layout, b))),
+    Mistake(POSITIVE_EXPONENT, _no_half(lambda x, p, layout, b: _turn(x, p, layout, b, exponent="positive"))),
+    Mistake(FLOAT32_ANGLES, _no_half(lambda x, p, layout, b: _turn(x, p, layout, b, angle_dtype=np.float32))),
+    Mistake(POSITIONS_SHIFTED, _no_half(lambda x, p, layout, b: _turn(x, p, layout, b, shift=1))),
     Mistake(OVERWRITTEN, _no_half(lambda x, p, layout, b: _turn(x, p, layout, b, overwrite=True))),
 ]
 
@@ -238,17 +248,21 @@ def _logits_probes(seed):
     rng = np.random.default_rng([seed, 6003])
     shapes = [(6, 8, 8), (4, 4, 2), (5, 6, 4), (12, 10, 6), (int(rng.integers(3, 10)), 8, 8),
               (int(rng.integers(20, 40)), 12, 8)]
+    # Every seed has probes where the base matters: d_head >= 4 with a base other than 10000.
+    bases = [float(rng.choice([100.0, 500.0])), float(rng.choice([BASE, 100.0])), float(rng.choice([10.0, 1000.0])),
+             BASE, float(rng.choice([BASE, 100.0])), float(rng.choice([BASE, 50.0]))]
     probes = []
-    for n, d_model, d_head in shapes:
+    for (n, d_model, d_head), base in zip(shapes, bases):
         x, W_q, W_k = (np.round(rng.normal(size=shape), 3) for shape in ((n, d_model), (d_head, d_model),
                                                                           (d_head, d_model)))
-        probes.append((x, W_q, W_k, float(rng.choice([BASE, 100.0]))))
+        probes.append((x, W_q, W_k, base))
     return probes
 
 
 def _logits_variant(turn_q=True, turn_k=True, before=False, scale=False, project="rows", layout="interleaved",
-                    exponent="pair", sense=1, transpose=False, masked=False):
+                    exponent="pair", sense=1, transpose=False, masked=False, fixed_base=False):
     def variant(x, W_q, W_k, base=BASE):
+        base = BASE if fixed_base else base
         x = np.asarray(x, dtype=np.float64)
         positions = np.arange(len(x))
         if before:
@@ -289,7 +303,13 @@ LOGITS_MISTAKES = [
             _logits_variant(transpose=True)),
     Mistake("you applied a causal mask; this question asks for every logit, the future keys included",
             _logits_variant(masked=True)),
+    Mistake(FIXED_BASE + " (pass base on to rope)", _logits_variant(fixed_base=True)),
 ]
+
+
+# While q3 is checked, the student's rope is the library's: q1 grades theirs, q3 only what rope_logits adds.
+ROPE_STAND_IN = {"target": "posenc.lib.rotary:apply_rotary", "question": "question 1",
+                 "params": [["x", "x"], ["positions", "positions"], ["layout", "layout"], ["base", "base"]]}
 
 
 def _describe_logits_args(args):
@@ -298,9 +318,22 @@ def _describe_logits_args(args):
 
 
 # ---------------------------------------------------------------------------------------------------
-# q4: the first position at which bfloat16 angles go wrong by more than 0.1 rad (d = 128, base 10000)
+# q4: the first position at which bfloat16 angles go wrong by more than Q4_THRESHOLD (d = Q4_D, base 10000).
+# Not the chapter's width and threshold (d = 128, 0.1 rad), whose answer its text prints: the question is
+# answered by computing, not by copying a sentence.
 
-Q4_D, Q4_THRESHOLD, Q4_POSITIONS = 128, 0.1, np.arange(4096)
+Q4_D, Q4_THRESHOLD, Q4_POSITIONS = 64, 0.25, np.arange(4096)
+
+
+def q4_question() -> str:
+    """The text of q4, its numbers from the constants the check uses."""
+    return (f"Take a head of width $d = {Q4_D}$ and base 10000. Compute the angles $\\text{{pos}}\\,\\theta_i$ of "
+            f"every pair for the positions $0, \\dots, {Q4_POSITIONS[-1]}$ twice with torch: in float64, and in "
+            "bfloat16 as a model held in bfloat16 would (compute $\\theta_i$ in float64, cast the positions and "
+            "the $\\theta_i$ to `torch.bfloat16`, multiply them in bfloat16). What is the first position at which "
+            f"some angle (of any pair) differs from the float64 angle by more than {Q4_THRESHOLD:g} rad? Assign "
+            "the position (an int, or a string of digits) to `first_bad_position`. (The chapter shows the same "
+            "computation for another width and threshold; its numbers are not this answer.)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -336,8 +369,17 @@ def _q4_mistakes():
         (lambda: right - 1, "off by one: report the position (counting from 0), not an index into an array that "
                             "starts at position 1"),
         (lambda: first_bad_position(threshold=Q4_THRESHOLD / 10),
-         "that is the first position with an error above 0.01 rad; the threshold is 0.1 rad"),
+         f"that is the first position with an error above {Q4_THRESHOLD / 10:g} rad; the threshold is "
+         f"{Q4_THRESHOLD:g} rad"),
+        (lambda: _chapter_answer(), "that is the chapter's answer for d = 128 and 0.1 rad; this question asks "
+                                    f"about d = {Q4_D} and {Q4_THRESHOLD:g} rad: compute it"),
     ]
+
+
+@functools.lru_cache(maxsize=None)
+def _chapter_answer():
+    errors = angle_error(np.arange(4096), 128, BASE, torch.bfloat16)
+    return int(np.flatnonzero(errors > 0.1)[0])
 
 
 @functools.lru_cache(maxsize=None)
@@ -378,15 +420,20 @@ def next_logits(q_new, k_new, cached_keys, base=BASE):
 def _cache_probes(seed):
     rng = np.random.default_rng([seed, 6006])
     probes = []
-    for t, d in ((0, 4), (1, 4), (5, 8), (int(rng.integers(6, 30)), 8), (int(rng.integers(30, 80)), 16)):
+    # Every seed has probes where the base matters (d >= 4, t >= 1, a base other than 10000).
+    bases = (float(rng.choice([BASE, 100.0])), float(rng.choice([100.0, 500.0])), float(rng.choice([BASE, 100.0])),
+             float(rng.choice([10.0, 1000.0])), float(rng.choice([BASE, 100.0])))
+    for (t, d), base in zip(((0, 4), (1, 4), (5, 8), (int(rng.integers(6, 30)), 8), (int(rng.integers(30, 80)), 16)),
+                            bases):
         q, k = np.round(rng.normal(size=(2, d)), 3)
         past = np.round(rng.normal(size=(t, d)), 3)
-        probes.append((q, k, rope(past, np.arange(t)) if t else np.zeros((0, d)), float(rng.choice([BASE, 100.0]))))
+        probes.append((q, k, rope(past, np.arange(t), base=base) if t else np.zeros((0, d)), base))
     return probes
 
 
-def _cache_variant(position_of=lambda t: t, turn_cache=False, turn_q=True, turn_k=True):
+def _cache_variant(position_of=lambda t: t, turn_cache=False, turn_q=True, turn_k=True, fixed_base=False):
     def variant(q_new, k_new, cached_keys, base=BASE):
+        base = BASE if fixed_base else base
         t = len(cached_keys)
         p = np.array([position_of(t)])
         cached = rope(cached_keys, np.arange(t), base=base) if turn_cache and t else cached_keys
@@ -404,6 +451,7 @@ CACHE_MISTAKES = [
     Mistake("rotating only q: the new key must be turned to its position too before it joins the cache",
             _cache_variant(turn_k=False)),
     Mistake("rotating only k: the new query must be turned to its position too", _cache_variant(turn_q=False)),
+    Mistake(FIXED_BASE, _cache_variant(fixed_base=True)),
 ]
 
 
@@ -421,16 +469,16 @@ def _compare_vector(got, expected, args):
 EXERCISES = ExerciseSet("ch06", "Rotary embeddings", [
     FunctionQuestion(qid="q1", title="The rotation in both layouts", name="rope", points=2,
                      probes=_rope_probes, reference=rope, mistakes=ROPE_MISTAKES, compare=_compare_rope,
-                     describe_args=_describe_rope_args),
+                     describe_args=_describe_rope_args, inputs_unchanged=True),
     FunctionQuestion(qid="q2", title="Converting W_Q and W_K between layouts", name="to_half_layout", points=2,
                      probes=_convert_probes, reference=to_half_layout, mistakes=CONVERT_MISTAKES,
                      compare=lambda got, expected, args: describe_mismatch(got, expected, what="converted weight"),
-                     describe_args=lambda args: f"<weight {args[0].shape}>, n_heads={args[1]}",
+                     describe_args=lambda args: f"<weight {args[0].shape}>, n_heads={args[1]}", inputs_unchanged=True,
                      error_hint=lambda args: " (each row of weight is one output coordinate: permute the rows)"),
     FunctionQuestion(qid="q3", title="Rotary logits from inputs and projections", name="rope_logits", points=2,
                      probes=_logits_probes, reference=rope_logits, mistakes=LOGITS_MISTAKES,
                      compare=lambda got, expected, args: describe_mismatch(got, expected, atol=1e-7, what="logits"),
-                     describe_args=_describe_logits_args,
+                     describe_args=_describe_logits_args, stand_ins={"rope": ROPE_STAND_IN},
                      error_hint=lambda args: (" (the projection is x @ W_q.T: W_q has one row per output "
                                               "coordinate, as in nn.Linear)")),
     ValueQuestion(qid="q4", title="Where bfloat16 angles go wrong", name="first_bad_position", points=1,

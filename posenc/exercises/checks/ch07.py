@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from posenc.exercises.framework import (
-    TAMPERED, ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, Outcome, describe_mismatch,
+    TAMPERED, ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, Outcome, as_number,
+    describe_mismatch, distinct_digits, kind_of,
 )
 from posenc.lib import experiments as ex
 from posenc.lib.benchmark import far_bin, seed_spread
@@ -29,12 +30,16 @@ from posenc.paths import RESULTS
 
 def _pi_probes(seed):
     rng = np.random.default_rng([seed, 71])
+    # Ratios L'/L that are not whole numbers (6000 / 4096, and one drawn per seed) catch an integer factor.
     probes = [(np.arange(8), 4, 8), (np.array([0, 5, 15, 16, 31]), 16, 32), (np.arange(0, 2048, 128), 512, 2048),
-              (np.array([3, 7]), 10, 10)]
+              (np.array([3, 7]), 10, 10), (np.array([0, 1, 2048, 4095, 4096, 5999]), 4096, 6000)]
     for _ in range(3):
         train = int(rng.choice([16, 100, 512, 4096]))
         target = train * int(rng.integers(2, 9))
         probes.append((np.sort(rng.integers(0, target, size=int(rng.integers(3, 12)))), train, target))
+    train = int(rng.choice([100, 512, 4096]))
+    target = train * int(rng.integers(1, 8)) + int(rng.integers(1, train))      # never a multiple of train
+    probes.append((np.sort(rng.integers(1, target, size=6)), train, target))
     return probes
 
 
@@ -51,6 +56,9 @@ PI_MISTAKES = [
             "so that neighbouring positions stay evenly spaced",
             lambda p, L, Lp: np.where(np.asarray(p) < L, np.asarray(p, dtype=np.float64),
                                       np.asarray(p, dtype=np.float64) * L / Lp)),
+    Mistake("the factor was rounded to a whole number (target_length // train_length): L'/L is a ratio such as "
+            f"6000 / 4096 = {6000 / 4096:.2f}, and position interpolation multiplies by L / L' exactly",
+            lambda p, L, Lp: np.asarray(p, dtype=np.float64) / (Lp // L)),
     Mistake("the positions were divided by L' only (normalised to [0, 1)); position interpolation maps them into "
             "the trained range [0, L): multiply by L / L'",
             lambda p, L, Lp: np.asarray(p, dtype=np.float64) / Lp),
@@ -92,12 +100,12 @@ NTK_MISTAKES = [
 
 
 def _compare_number(got, expected, args):
-    if isinstance(got, np.ndarray) and got.size == 1:
-        got = got.item()
+    got = as_number(got)
     if isinstance(got, bool) or not isinstance(got, (int, float)):
-        return f"expected a number, got {type(got).__name__}"
+        return f"expected a number, got {kind_of(got)}"
     if not math.isclose(got, expected, rel_tol=1e-9):
-        return f"expected {expected:.6g}, got {got:.6g}"
+        shown_expected, shown_got = distinct_digits(float(expected), float(got))
+        return f"expected {shown_expected}, got {shown_got}"
     return None
 
 
@@ -118,7 +126,20 @@ def _yarn_probes(seed):
     return probes
 
 
-def _yarn_variant(turns="right", mix="right", speed="slow", temperature="right"):
+def _pair_index_ramp(d, train_length, base, alpha, beta, rounded):
+    """gamma linear in the pair index i between the pairs where r = beta and r = alpha (YaRN's reference code,
+    ``find_correction_range`` and ``linear_ramp_mask``, rounds those pairs down and up)."""
+    def pair_of(turns):
+        return d * math.log(train_length / (turns * 2 * math.pi)) / (2 * math.log(base))
+    low, high = pair_of(beta), pair_of(alpha)
+    if rounded:
+        low, high = max(math.floor(low), 0), min(math.ceil(high), d // 2 - 1)
+    if high == low:
+        high += 0.001
+    return np.clip((np.arange(d // 2) - low) / (high - low), 0, 1)
+
+
+def _yarn_variant(turns="right", mix="right", speed="slow", temperature="right", ramp="turns"):
     """YaRN with one mistake in one part (or none)."""
     def variant(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
         omega = rotary_frequencies(d, base).numpy()
@@ -126,6 +147,8 @@ def _yarn_variant(turns="right", mix="right", speed="slow", temperature="right")
              "wavelength": 2 * np.pi / (omega * train_length),      # lambda / L instead of L / lambda
              "no 2 pi": train_length * omega}[turns]
         gamma = np.clip((r - alpha) / (beta - alpha), 0, 1)
+        if ramp != "turns":           # 1 - (ramp in the pair index): the fast pairs (small i) keep omega
+            gamma = 1 - _pair_index_ramp(d, train_length, base, alpha, beta, ramp == "pair index, rounded")
         moved = omega / scale if speed == "slow" else omega * scale
         if mix == "reversed":
             gamma = 1 - gamma
@@ -133,6 +156,8 @@ def _yarn_variant(turns="right", mix="right", speed="slow", temperature="right")
         factor = 0.1 * math.log(scale) + 1 if scale > 1 else 1.0
         logit = {"right": factor ** 2, "not squared": factor,
                  "log10": (0.1 * math.log10(scale) + 1) ** 2 if scale > 1 else 1.0,
+                 "log2": (0.1 * math.log2(scale) + 1) ** 2 if scale > 1 else 1.0,
+                 "sqrt": math.sqrt(factor),
                  "inverted": 1 / factor ** 2}[temperature]
         return out, logit
     return variant
@@ -149,6 +174,18 @@ YARN_MISTAKES = [
     Mistake("0.1 ln(s) + 1 is the factor on each of q and k (sqrt(1/t)); the logits q.k are multiplied by its "
             "square", _yarn_variant(temperature="not squared")),
     Mistake("the temperature uses the natural logarithm: (0.1 ln(s) + 1)^2", _yarn_variant(temperature="log10")),
+    Mistake("the temperature uses the natural logarithm, not log2: (0.1 ln(s) + 1)^2",
+            _yarn_variant(temperature="log2")),
+    Mistake("0.1 ln(s) + 1 is sqrt(1/t), the factor on each of q and k; the logits are multiplied by its square "
+            "(0.1 ln(s) + 1)^2, not by its square root", _yarn_variant(temperature="sqrt")),
+    Mistake("the ramp is a function of r, the turns a pair makes over L, as the question defines it: "
+            "gamma = clip((r - alpha) / (beta - alpha), 0, 1); a ramp linear in the pair index between the pairs "
+            "where r = beta and r = alpha (as in YaRN's reference code) gives other frequencies in between",
+            _yarn_variant(ramp="pair index")),
+    Mistake("the ramp is a function of r, the turns a pair makes over L, as the question defines it: "
+            "gamma = clip((r - alpha) / (beta - alpha), 0, 1); a ramp linear in the pair index between the pairs "
+            "where r = beta and r = alpha (as in YaRN's reference code) gives other frequencies in between",
+            _yarn_variant(ramp="pair index, rounded")),
     Mistake("the logit factor 1/t = (0.1 ln(s) + 1)^2 is larger than 1 (it sharpens the softmax); you divided "
             "by it", _yarn_variant(temperature="inverted")),
 ]
@@ -158,20 +195,26 @@ def _compare_yarn(got, expected, args):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         return "return a pair (omega, logit_scale): the frequencies as a numpy array and the logit factor as a number"
     omega, logit = got
-    problem = describe_mismatch(omega, expected[0], what="frequency array")
+    logit = as_number(logit)
+    # float32 frequencies are accepted, as in q1 and q2 (the question does not ask for float64)
+    problem = describe_mismatch(omega, expected[0], what="frequency array", rtol=1e-6, atol=1e-12)
     if problem:
         return problem
     if isinstance(logit, bool) or not isinstance(logit, (int, float)):
-        return f"the logit factor should be a number, got {type(logit).__name__}"
-    if not math.isclose(logit, expected[1], rel_tol=1e-9):
-        return f"the logit factor is {logit:.6g}; expected {expected[1]:.6g}"
+        return f"the logit factor should be a number, got {kind_of(logit)}"
+    if not math.isclose(logit, expected[1], rel_tol=1e-6):
+        shown_expected, shown_got = distinct_digits(float(expected[1]), float(logit))
+        return f"the logit factor is {shown_got}; expected {shown_expected}"
     return None
 
 
 def _yarn_matches(got, expected):
-    return (isinstance(got, (tuple, list)) and len(got) == 2 and isinstance(got[0], np.ndarray)
-            and got[0].shape == expected[0].shape and np.allclose(got[0], expected[0], rtol=1e-6, atol=1e-12)
-            and isinstance(got[1], (int, float)) and math.isclose(got[1], expected[1], rel_tol=1e-6))
+    if not (isinstance(got, (tuple, list)) and len(got) == 2):
+        return False
+    omega, logit = got[0], as_number(got[1])
+    return (isinstance(omega, np.ndarray) and omega.shape == expected[0].shape
+            and np.allclose(omega, expected[0], rtol=1e-6, atol=1e-12)
+            and isinstance(logit, (int, float)) and math.isclose(logit, expected[1], rel_tol=1e-6))
 
 
 @dataclass
@@ -268,6 +311,7 @@ def bet_accuracies() -> dict[str, dict[str, float]]:
 def _bet_options() -> dict:
     config = benchmark_results()[0]
     inside, middle, far = config.bins()
+    L = config.train_length
     measured = bet_accuracies()
     best = max(measured, key=lambda letter: measured[letter][far])
     a, b, c, d, e = (measured[letter] for letter in "abcde")
@@ -278,11 +322,14 @@ def _bet_options() -> dict:
         "b": "the sinusoidal rows past L were never seen in training; on the local task the sinusoidal runs "
              f"fell from {b[inside]:.2f} inside L to {b[middle]:.2f} on L..2L and {b[far]:.2f} on 2L..4L, as in "
              "chapter 4.",
-        "c": "the rule needs only the last two tokens, and ALiBi's penalty -m|j - i| makes distant tokens "
-             "irrelevant at any length, with nothing position-specific that can go out of range; on the local "
-             f"task its accuracy stayed flat: {c[inside]:.2f} inside L, {c[far]:.2f} on 2L..4L.",
-        "d": "rotary logits depend only on offsets, but a query at position 50 also sees keys 17 to 50 places "
-             "back, at rotation angles it never saw; on the local task the rotary runs held "
+        "c": "the rule needs only the last two tokens, and ALiBi's penalty -m|j - i| grows with the distance at "
+             "any length, so its steep heads keep looking at the nearest keys (its shallowest heads still give "
+             "far keys real weight: the penalty does not make them irrelevant), with nothing position-specific "
+             "that can go out of range; on the local task its accuracy stayed flat: "
+             f"{c[inside]:.2f} inside L, {c[far]:.2f} on 2L..4L.",
+        "d": f"rotary logits depend only on offsets, but trained on {L} tokens the model saw offsets 0 to {L - 1} "
+             f"only: a query at position 50 also sees keys {L} to 50 places back, at rotation angles it never "
+             "saw; on the local task the rotary runs held "
              f"{d[middle]:.2f} up to 2L and then fell to {d[far]:.2f}.",
         "e": "without any encoding, attention cannot single out the last two tokens except through what the "
              "causal mask lets it count; NoPE was the weakest method on the local task even inside L "
