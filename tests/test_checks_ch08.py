@@ -65,7 +65,8 @@ WRONG = {
         "full context": (SLIDING.format("np.full_like(t, length - 1)"), "full window"),
     },
     "q4": {
-        "the sinusoidal line only": ('figure_statements = "a"', "not supported"),
+        "the sinusoidal line only": ('figure_statements = "a"', "ALiBi degrades less"),
+        "forgetting the sinusoidal line": ('figure_statements = "b"', "gets worse past L, as in the paper"),
         "extrapolating to 100L": ('figure_statements = "abc"', "100L"),
         "comparing with the paper": ('figure_statements = "abd"', "cannot be compared"),
         "the learned table's rows": ('figure_statements = "abe"', "never received a gradient"),

@@ -219,8 +219,8 @@ def _figure_options() -> dict:
     rope, alibi, sin = (textlm.growth(runs, kind, last) for kind in ("rope", "alibi", "sinusoidal"))
     return {
         "a": (clearly_above(sin, 0.0), f"The sinusoidal model's mean goes from {_mean_bits('sinusoidal', 0):.3f} "
-              f"bits at L to {_mean_bits('sinusoidal', last):.3f} at 8L: it gets worse past L on every seed's "
-              "average, as in the paper."),
+              f"bits at L to {_mean_bits('sinusoidal', last):.3f} at 8L, over the seeds: it gets worse past L, as in "
+              "the paper."),
         "b": (clearly_apart(rope, alibi), f"At 8L rotary has risen by {np.mean(rope):.3f} bits and ALiBi by "
               f"{np.mean(alibi):.3f}: ALiBi degrades less."),
         "c": (False, "The figure stops at 8L: nothing in it says what happens at 100L. The paper's own ALiBi "
