@@ -59,6 +59,7 @@ ACTIVITY_AFTER = {
     "ch05": "T5: one learned scalar per head for each bucket of offsets",
     "ch06": "Two layouts: interleaved pairs and \"rotate half\"",
     "ch07": "Five seeds",
+    "ch08": "Two ways to read a long text",
 }
 
 # Minutes a student needs for one question, by its kind (the first class of the question's MRO named here).
@@ -84,7 +85,7 @@ MINUTES_PER_CODE_CELL = 1        # run the cell and look at what it shows
 # Two module plans: Part I in two weeks, Parts I and II in six. Each chapter is one lecture.
 MODULE_PLANS = {
     "2-week": {"parts": 1, "weeks": [["ch00", "ch01", "ch02"], ["ch03", "ch04"]]},
-    "6-week": {"parts": 2, "weeks": [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05"], ["ch06"], ["ch07"]]},
+    "6-week": {"parts": 2, "weeks": [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05"], ["ch06"], ["ch07", "ch08"]]},
 }
 
 
