@@ -56,7 +56,10 @@ TIMEOUT = 600                            # seconds per cell
 
 SHIFT_CELL = """\
 # make robustness: every torch.manual_seed shifted by {shift}, a stand-in for another machine's luck
+import os as _os
 import torch as _torch
+
+_os.environ["POSENC_TORCH_SEED_SHIFT"] = "{shift}"      # worker processes of posenc.lib.experiments.sweep
 
 
 def _shifted_seed(seed, _manual_seed=_torch.manual_seed):

@@ -36,6 +36,7 @@ import html
 import importlib
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -172,8 +173,18 @@ def run_one(experiment: Experiment, kind: str, seed: int, keep_model: bool = Tru
                parameter_count(model), model if keep_model else None, before)
 
 
+# make robustness (posenc.book.robustness) shifts every torch seed of a chapter's kernel by a constant; a
+# worker process starts a fresh interpreter, so the kernel hands the shift on through this variable.
+SEED_SHIFT_VARIABLE = "POSENC_TORCH_SEED_SHIFT"
+
+
 def _one_thread():
     torch.set_num_threads(1)
+    shift = int(os.environ.get(SEED_SHIFT_VARIABLE, "0") or 0)
+    if shift:
+        def shifted_seed(seed, manual_seed=torch.manual_seed):
+            return manual_seed(int(seed) + shift)
+        torch.manual_seed = torch.random.manual_seed = shifted_seed
 
 
 def sweep(experiment: Experiment, kinds=None, seeds=None, keep_models: bool = True, progress=None,
