@@ -102,6 +102,7 @@ experiments: $(STAMP)
 	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
 	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json
 	$(BIN)/python -m posenc.lib.experiments ch07 --out results/ch07.json
+	$(BIN)/python -m posenc.lib.benchmark replicate --out results/ch07_replication.json
 
 # Every chapter that trains a model, executed again with its torch seeds shifted by ten constants (a stand-in
 # for other machines): results/robustness.json, checked by tests/test_robustness.py. CHAPTERS="ch05 ch07"

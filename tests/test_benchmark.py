@@ -194,3 +194,33 @@ def test_lr_search_scores_inside_the_training_length_only():
 def test_the_sweep_is_registered_for_make_experiments():
     assert ex.experiment_class("ch07") is bm.BenchmarkExperiment
     assert bm.BenchmarkExperiment.full_seeds >= 5 and bm.BenchmarkExperiment.processes == 2
+    assert not set(bm.REPLICATION_SEEDS) & set(range(bm.BenchmarkExperiment.full_seeds))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Directions
+
+
+def test_a_direction_is_judged_on_the_paired_differences_of_its_seeds():
+    spread = bm.Direction("a above b", np.array([0.9, 0.5, 0.9, 0.5]), np.array([0.8, 0.4, 0.8, 0.4]))
+    assert spread.holds and spread.clear and spread.gap == pytest.approx(0.1) and spread.margin == 0.0
+    noisy = bm.Direction("a above 0.5", np.array([0.9, 0.2, 0.9, 0.3]), 0.5)
+    assert noisy.holds and not noisy.clear
+    assert not bm.Direction("a below 0.5", 0.5, np.array([0.6, 0.7])).holds
+    rows = bm.direction_rows([spread], [noisy])
+    assert rows == [["a above b", "+0.100", "0.000", "yes", "+0.075", "yes"]]
+
+
+def test_a_seed_shift_of_make_robustness_reaches_the_sweep_s_worker_processes():
+    """posenc.book.robustness shifts the kernel's torch seeds; the sweep's workers are fresh interpreters and
+    take the shift from the environment (chapter 7 trains in two of them)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import torch\nfrom posenc.lib import experiments as ex\noriginal = torch.manual_seed\n"
+              "ex._one_thread()\ntorch.manual_seed(5)\nshifted = torch.rand(3)\noriginal(1005)\n"
+              "assert torch.equal(shifted, torch.rand(3)) and torch.get_num_threads() == 1\nprint('ok')")
+    env = {**os.environ, ex.SEED_SHIFT_VARIABLE: "1000"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
