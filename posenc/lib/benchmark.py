@@ -439,16 +439,19 @@ def directions(runs, config: BenchmarkExperiment) -> list[Direction]:
     others = [m for m in config.methods if m != "none"]
     mrr = seed_mrr(runs, config)
     out = [
-        Direction("inside L, first token: every method above 0.95", _lowest(*(inside[m]["first"] for m in config.methods)), 0.95),
+        Direction("inside L, first token: every method but ALiBi above 0.95",
+                  _lowest(*(inside[m]["first"] for m in config.methods if m != "alibi")), 0.95),
         Direction("inside L, local max: sinusoidal, learned, Shaw, T5 and rotary above 0.95",
                   _lowest(*(inside[m]["local"] for m in ("sinusoidal", "learned", "shaw", "t5", "rope"))), 0.95),
-        Direction("inside L, local max: ALiBi below 0.95", 0.95, inside["alibi"]["local"]),
+        Direction("inside L, local max: ALiBi and NoPE below sinusoidal, learned, Shaw, T5 and rotary",
+                  _lowest(*(inside[m]["local"] for m in ("sinusoidal", "learned", "shaw", "t5", "rope"))),
+                  _highest(inside["alibi"]["local"], inside["none"]["local"])),
         Direction("inside L, local max: NoPE below every other method",
                   _lowest(*(inside[m]["local"] for m in others)), inside["none"]["local"]),
         Direction("inside L, copy: NoPE below every other method",
                   _lowest(*(inside[m]["copy"] for m in others)), inside["none"]["copy"]),
-        Direction("local max, 2L..4L: sinusoidal and learned below the majority answer + 0.1",
-                  majority_accuracy(config) + 0.1, _highest(at["local", "sinusoidal", far], at["local", "learned", far])),
+        Direction("local max, L..2L: sinusoidal and learned fall by more than 0.5 from inside L",
+                  _lowest(*(at["local", m, "inside L"] - at["local", m, near] for m in ("sinusoidal", "learned"))), 0.5),
         Direction("local max, L..2L: rotary above 0.95", at["local", "rope", near], 0.95),
         Direction("local max, 2L..4L: rotary below 0.6", 0.6, at["local", "rope", far]),
         Direction("local max, 2L..4L: Shaw, T5 and ALiBi above 0.85",
@@ -459,8 +462,7 @@ def directions(runs, config: BenchmarkExperiment) -> list[Direction]:
         Direction("first token, 2L..4L: every method but rotary above 0.9",
                   _lowest(*(at["first", m, far] for m in config.methods if m != "rope")), 0.9),
         Direction("copy, 2L..4L: every method below 0.5", 0.5, _highest(*(at["copy", m, far] for m in config.methods))),
-        Direction("local max, 2L..4L: rotary above sinusoidal and learned",
-                  at["local", "rope", far], _highest(at["local", "sinusoidal", far], at["local", "learned", far])),
+        Direction("local max, 2L..4L: rotary above learned", at["local", "rope", far], at["local", "learned", far]),
         Direction("local max, L..2L: rotary above sinusoidal by more than 0.3",
                   at["local", "rope", near], at["local", "sinusoidal", near] + 0.3),
         Direction("copy, 2L..4L: rotary below sinusoidal and learned",
@@ -469,10 +471,8 @@ def directions(runs, config: BenchmarkExperiment) -> list[Direction]:
                   _lowest(mrr["t5"], mrr["alibi"], mrr["none"]), mrr["rope"]),
         Direction("mean reciprocal rank: rotary below sinusoidal and learned",
                   _lowest(mrr["sinusoidal"], mrr["learned"]), mrr["rope"]),
-        Direction("mean reciprocal rank: Shaw or T5 at the top", _highest(mrr["shaw"], mrr["t5"]),
-                  _highest(*(mrr[m] for m in config.methods if m not in ("shaw", "t5")))),
-        Direction("mean reciprocal rank: T5 above ALiBi", mrr["t5"], mrr["alibi"]),
-        Direction("mean reciprocal rank: ALiBi above NoPE", mrr["alibi"], mrr["none"]),
+        Direction("mean reciprocal rank: T5 and Shaw above rotary, sinusoidal and learned",
+                  _lowest(mrr["t5"], mrr["shaw"]), _highest(mrr["rope"], mrr["sinusoidal"], mrr["learned"])),
     ]
     if "rope" not in config.methods or not config.scales:
         return out
@@ -500,15 +500,10 @@ def directions(runs, config: BenchmarkExperiment) -> list[Direction]:
         Direction("local max, s = 2, fine-tuned: plain RoPE and every extension above 0.9",
                   _lowest(*(ft["local", k, 2] for k in ("none", *config.extensions))), 0.9),
         Direction("first token, s = 2, fine-tuned: plain RoPE above 0.9", ft["first", "none", 2], 0.9),
-        Direction("first token, s = 2, fine-tuned: NTK-aware above interpolation (the YaRN paper found it below)",
-                  ft["first", "ntk", 2], ft["first", "pi", 2]),
         Direction(f"local max, s = {top}, fine-tuned: plain RoPE above interpolation",
                   ft["local", "none", top], ft["local", "pi", top]),
-        Direction(f"copy, s = 2, fine-tuned: plain RoPE and every extension below 0.75",
+        Direction("copy, s = 2, fine-tuned: plain RoPE and every extension below 0.75",
                   0.75, _highest(*(ft["copy", k, 2] for k in ("none", *config.extensions)))),
-        Direction(f"local max, positions L..{top}L: zero-shot NTK-aware below ALiBi and Shaw read as they are",
-                  _lowest(plain_new_positions(runs, config, "local", "alibi", top),
-                          plain_new_positions(runs, config, "local", "shaw", top)), zs["local", "ntk", top]),
     ]
     return out
 
