@@ -120,6 +120,7 @@ experiments: $(STAMP)
 	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
 	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json
 	$(BIN)/python -m posenc.lib.experiments ch07 --out results/ch07.json
+	$(BIN)/python -m posenc.lib.benchmark replicate --out results/ch07_replication.json
 	$(BIN)/python -m posenc.lib.experiments ch08 --out results/ch08.json
 	$(BIN)/python -m posenc.lib.experiments ch08 --out results/ch08_replication.json --first-seed 100
 

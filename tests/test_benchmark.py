@@ -194,3 +194,91 @@ def test_lr_search_scores_inside_the_training_length_only():
 def test_the_sweep_is_registered_for_make_experiments():
     assert ex.experiment_class("ch07") is bm.BenchmarkExperiment
     assert bm.BenchmarkExperiment.full_seeds >= 5 and bm.BenchmarkExperiment.processes == 2
+    assert not set(bm.REPLICATION_SEEDS) & set(range(bm.BenchmarkExperiment.full_seeds))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The committed results: every direction the chapter asserts, with its margin, and in the held-out seeds
+
+FILE, REPLICATION = ex.RESULTS_DIR / "ch07.json", ex.RESULTS_DIR / "ch07_replication.json"
+
+
+@pytest.fixture(scope="module")
+def committed():
+    return ex.load_results(FILE), ex.load_results(REPLICATION)
+
+
+def test_the_replication_is_the_same_configuration_with_seeds_never_used(committed):
+    (config, _, meta), (replication_config, _, replication_meta) = committed
+    assert ex.same_setup(config, replication_config) and ex.same_setup(config, bm.BenchmarkExperiment())
+    assert tuple(replication_config.seeds) == bm.REPLICATION_SEEDS
+    assert not set(config.seeds) & set(replication_config.seeds)
+    assert len(config.seeds) == bm.BenchmarkExperiment.full_seeds
+    assert replication_meta["command"] == "python -m posenc.lib.benchmark replicate --out results/ch07_replication.json"
+    assert meta["platform"] and replication_meta["platform"]
+
+
+def test_every_direction_of_the_chapter_clears_its_margin_in_the_file(committed):
+    (config, records, _), _ = committed
+    unclear = [(d.claim, round(d.gap, 4), round(d.margin, 4)) for d in bm.directions(records, config) if not d.clear]
+    assert not unclear
+
+
+def test_every_direction_of_the_chapter_holds_in_the_held_out_replication(committed):
+    (config, records, _), (replication_config, replication, _) = committed
+    claims, replicated = bm.directions(records, config), bm.directions(replication, replication_config)
+    assert [d.claim for d in claims] == [d.claim for d in replicated] and len(claims) >= 30
+    assert not [(d.claim, round(d.gap, 4)) for d in replicated if not d.holds]
+
+
+def test_a_direction_is_judged_on_the_paired_differences_of_its_seeds():
+    spread = bm.Direction("a above b", np.array([0.9, 0.5, 0.9, 0.5]), np.array([0.8, 0.4, 0.8, 0.4]))
+    assert spread.holds and spread.clear and spread.gap == pytest.approx(0.1) and spread.margin == 0.0
+    noisy = bm.Direction("a above 0.5", np.array([0.9, 0.2, 0.9, 0.3]), 0.5)
+    assert noisy.holds and not noisy.clear
+    assert not bm.Direction("a below 0.5", 0.5, np.array([0.6, 0.7])).holds
+    rows = bm.direction_rows([spread], [noisy])
+    assert rows == [["a above b", "+0.100", "0.000", "yes", "+0.075", "yes"]]
+
+
+@pytest.mark.parametrize("path", [FILE, REPLICATION], ids=["file", "replication"])
+def test_one_run_of_each_file_is_reproduced(path):
+    """One run of the file again, with the file's configuration: digit for digit on the platform the file was
+    made on; elsewhere (another CPU or torch takes another path) within the file's range over its seeds,
+    widened by the margin a replication may move a mean by."""
+    from posenc.lib import reproducibility
+
+    config, records, meta = ex.load_results(path)
+    kind, seed = "local/none", config.seeds[0]                # the cheapest kind: no extension runs
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        run = ex.run_one(config, kind, seed, keep_model=False)
+    finally:
+        torch.set_num_threads(threads)
+    mine, theirs = ex.bin_means([run], kind, config), ex.bin_means(records, kind, config)
+    values = {"accuracy": (run.accuracy, ex.in_distribution(records, kind))}
+    values.update({name: (float(mine[name][0]), theirs[name]) for name in theirs})
+    if reproducibility.same_platform(meta.get("platform")):
+        at = list(config.seeds).index(seed)
+        for name, (value, per_seed) in values.items():
+            assert abs(value - per_seed[at]) <= reproducibility.SAME_RUN_TOLERANCE, name
+    else:
+        for name, (value, per_seed) in values.items():
+            slack = reproducibility.margin(per_seed)
+            assert per_seed.min() - slack <= value <= per_seed.max() + slack, (name, value, per_seed)
+
+
+def test_a_seed_shift_of_make_robustness_reaches_the_sweep_s_worker_processes():
+    """posenc.book.robustness shifts the kernel's torch seeds; the sweep's workers are fresh interpreters and
+    take the shift from the environment (chapter 7 trains in two of them)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import torch\nfrom posenc.lib import experiments as ex\noriginal = torch.manual_seed\n"
+              "ex._one_thread()\ntorch.manual_seed(5)\nshifted = torch.rand(3)\noriginal(1005)\n"
+              "assert torch.equal(shifted, torch.rand(3)) and torch.get_num_threads() == 1\nprint('ok')")
+    env = {**os.environ, ex.SEED_SHIFT_VARIABLE: "1000"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -19,7 +19,12 @@ percent of the training steps), next to plain RoPE fine-tuned for as long. Their
 rotary runs' ``by_position`` under ``"pi x2"``, ``"ft yarn x4"``, ``"ft none x2"`` and so on.
 
     python -m posenc.lib.experiments ch07 --out results/ch07.json       # 5 seeds in 2 processes
+    python -m posenc.lib.benchmark replicate --out results/ch07_replication.json   # 5 held-out seeds
     python -m posenc.lib.benchmark lr-search --out results/ch07_lr_search.json
+
+The replication trains the same configuration with seeds the chapter never used (``REPLICATION_SEEDS``);
+:func:`directions` lists every direction the chapter asserts from ``results/ch07.json``, and
+``tests/test_benchmark.py`` checks that each one also holds in the replication.
 
 The learning rate was chosen by :func:`lr_search`: every kind trained once (seed 0) at each rate of a small
 grid, scored by its accuracy inside the training length only (never past it), the rate with the best mean
@@ -42,6 +47,7 @@ import numpy as np
 import torch
 
 from posenc.lib import experiments as ex
+from posenc.lib import reproducibility
 from posenc.lib.attention import METHODS
 from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, extended_copy, train
 from posenc.lib.tasks import Copy, FirstToken, LocalMax
@@ -51,15 +57,23 @@ TASK_LABELS = {"local": "local max", "first": "first token", "copy": "copy"}
 EXTENSIONS = ("pi", "ntk", "yarn")
 EXTENSION_LABELS = {"none": "plain RoPE", "pi": "position interpolation", "ntk": "NTK-aware", "yarn": "YaRN"}
 LR_GRID = (3e-3, 1e-2, 3e-2)
+# Seeds never used to write the chapter: the held-out replication of its directions.
+REPLICATION_SEEDS = (100, 101, 102, 103, 104)
 
 
 # Published numbers the chapter compares its directions with (facts from the papers, with their source).
 PUBLISHED = {
-    "press2022": {**ex.PUBLISHED["press2022"], "t5": (19.65, 18.79, 22.91)},     # appendix Table 2
+    # Appendix Table 2 reads the L = 512 models at lengths from 512 to 15,512 tokens; the course quotes three
+    # of its columns ("lengths") and, for the sinusoidal and rotary models, its last one ("longest").
+    "press2022": {**ex.PUBLISHED["press2022"], "t5": (19.65, 18.79, 22.91),
+                  "longest": {"length": 15512, "sinusoidal": 406.01, "rotary": 79.25}},
     "kazemnejad2023": {
         "source": "Kazemnejad et al. 2023, Figure 1: mean reciprocal rank over ten tasks (higher is better)",
         "mrr": {"none": 0.69, "t5": 0.55, "alibi": 0.50, "rope": 0.33, "sinusoidal": 0.22},   # APE = sinusoidal
-        "train_length": 20, "test_length": 40, "parameters": "about 107M", "seeds": 3,
+        # 8 of the 10 tasks train on instances up to length 20 and test up to 40; SCAN and PCFG have splits
+        # of their own
+        "train_length": 20, "test_length": 40, "length_tasks": 8, "own_splits": ("SCAN", "PCFG"),
+        "parameters": "about 107M", "seeds": 3,
     },
     "chen2023pi": {
         "source": "Chen et al. 2023, abstract and Table 4",
@@ -334,6 +348,179 @@ def extension_table(runs, config: BenchmarkExperiment) -> tuple[list[str], list[
 
 
 # ---------------------------------------------------------------------------------------------------
+# The directions the chapter asserts from a results file, in one place: the chapter asserts each with a
+# margin against the seed spread on results/ch07.json, and tests/test_benchmark.py checks that each one
+# also holds (its means on the asserted side) in the held-out replication, results/ch07_replication.json.
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One claim of the chapter: per seed, ``larger`` exceeds ``smaller`` (either may be a threshold).
+
+    The values of one seed are paired (the same seed's runs share their non-positional weights and batches),
+    so the claim is judged on the per-seed differences: it *holds* when their mean is positive, and it holds
+    *clearly* when the mean clears the margin that a replication with new seeds could move it by
+    (``reproducibility.clearly_above``)."""
+
+    claim: str
+    larger: np.ndarray | float
+    smaller: np.ndarray | float
+
+    @property
+    def differences(self) -> np.ndarray:
+        return np.atleast_1d(np.asarray(self.larger, dtype=np.float64) - np.asarray(self.smaller, dtype=np.float64))
+
+    @property
+    def gap(self) -> float:
+        """Mean over seeds of larger - smaller (positive: the claim's side)."""
+        return float(np.nanmean(self.differences))
+
+    @property
+    def margin(self) -> float:
+        return reproducibility.margin(self.differences)
+
+    @property
+    def holds(self) -> bool:
+        return bool(self.gap > 0)
+
+    @property
+    def clear(self) -> bool:
+        return reproducibility.clearly_above(self.differences, 0.0)
+
+
+def seed_mrr(runs, config: BenchmarkExperiment, bin_name: str | None = None,
+             tolerance: float = 0.01) -> dict[str, np.ndarray]:
+    """Per method, one mean reciprocal rank per seed (over the tasks); their mean is
+    :func:`mean_reciprocal_rank`."""
+    return {m: np.mean(1.0 / r.reshape(len(config.tasks), -1), axis=0)
+            for m, r in ranks(runs, config, bin_name, tolerance).items()}
+
+
+def plain_new_positions(runs, config: BenchmarkExperiment, task: str, method: str, scale: int) -> np.ndarray:
+    """Per seed, the mean accuracy on positions L..sL-1 of a method read as it is (no extension)."""
+    L = config.train_length
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(ex.position_curves(runs, f"{task}/{method}")[:, L:scale * L], axis=1)
+
+
+def zero_shot(runs, config: BenchmarkExperiment, task: str, method: str, scale: int) -> np.ndarray:
+    """Per seed, a rotary run extended by ``method`` ("none": plain RoPE) on its new positions L..sL-1."""
+    key = "plain" if method == "none" else extension_key(method, scale)
+    return extension_means(runs, config, task, key, scale)
+
+
+def finetuned(runs, config: BenchmarkExperiment, task: str, method: str, scale: int) -> np.ndarray:
+    """Per seed, the same after the short fine-tune at s L."""
+    return extension_means(runs, config, task, extension_key(method, scale, True), scale)
+
+
+def _lowest(*arrays) -> np.ndarray:
+    return np.min(np.vstack(arrays), axis=0)
+
+
+def _highest(*arrays) -> np.ndarray:
+    return np.max(np.vstack(arrays), axis=0)
+
+
+def majority_accuracy(config: BenchmarkExperiment) -> float:
+    """LocalMax's score for always answering the largest token: 1 - (1 - 1/V)^window."""
+    return 1 - (1 - 1 / config.vocab_size) ** config.window
+
+
+def directions(runs, config: BenchmarkExperiment) -> list[Direction]:
+    """Every direction chapter 7 asserts from its results file (Run objects or records), per seed.
+
+    "Every method" claims compare each seed's lowest (or highest) method with the threshold, which is
+    stricter than comparing each method's mean."""
+    inside = {m: {t: ex.in_distribution(runs, f"{t}/{m}") for t in config.tasks} for m in config.methods}
+    bins = bin_table(runs, config)
+    near, far = "L..2L", far_bin(config)
+    at = {(t, m, b): bins[f"{t}/{m}"][b] for t in config.tasks for m in config.methods for b in config.bins()}
+    others = [m for m in config.methods if m != "none"]
+    mrr = seed_mrr(runs, config)
+    out = [
+        Direction("inside L, first token: every method but ALiBi above 0.95",
+                  _lowest(*(inside[m]["first"] for m in config.methods if m != "alibi")), 0.95),
+        Direction("inside L, local max: sinusoidal, learned, Shaw, T5 and rotary above 0.95",
+                  _lowest(*(inside[m]["local"] for m in ("sinusoidal", "learned", "shaw", "t5", "rope"))), 0.95),
+        Direction("inside L, local max: ALiBi and NoPE below sinusoidal, learned, Shaw, T5 and rotary",
+                  _lowest(*(inside[m]["local"] for m in ("sinusoidal", "learned", "shaw", "t5", "rope"))),
+                  _highest(inside["alibi"]["local"], inside["none"]["local"])),
+        Direction("inside L, local max: NoPE below every other method",
+                  _lowest(*(inside[m]["local"] for m in others)), inside["none"]["local"]),
+        Direction("inside L, copy: NoPE below every other method",
+                  _lowest(*(inside[m]["copy"] for m in others)), inside["none"]["copy"]),
+        Direction("local max, L..2L: sinusoidal and learned fall by more than 0.5 from inside L",
+                  _lowest(*(at["local", m, "inside L"] - at["local", m, near] for m in ("sinusoidal", "learned"))), 0.5),
+        Direction("local max, L..2L: rotary above 0.95", at["local", "rope", near], 0.95),
+        Direction("local max, 2L..4L: rotary below 0.6", 0.6, at["local", "rope", far]),
+        Direction("local max, 2L..4L: Shaw, T5 and ALiBi above 0.85",
+                  _lowest(*(at["local", m, far] for m in ("shaw", "t5", "alibi"))), 0.85),
+        Direction("local max: ALiBi from 2L on within 0.05 of its accuracy inside L",
+                  0.05, np.abs(at["local", "alibi", far] - at["local", "alibi", "inside L"])),
+        Direction("first token, 2L..4L: rotary below 0.3", 0.3, at["first", "rope", far]),
+        Direction("first token, 2L..4L: every method but rotary above 0.9",
+                  _lowest(*(at["first", m, far] for m in config.methods if m != "rope")), 0.9),
+        Direction("copy, 2L..4L: every method below 0.5", 0.5, _highest(*(at["copy", m, far] for m in config.methods))),
+        Direction("local max, 2L..4L: rotary above learned", at["local", "rope", far], at["local", "learned", far]),
+        Direction("local max, L..2L: rotary above sinusoidal by more than 0.3",
+                  at["local", "rope", near], at["local", "sinusoidal", near] + 0.3),
+        Direction("copy, 2L..4L: rotary below sinusoidal and learned",
+                  _lowest(at["copy", "sinusoidal", far], at["copy", "learned", far]), at["copy", "rope", far]),
+        Direction("mean reciprocal rank: rotary below T5, ALiBi and NoPE",
+                  _lowest(mrr["t5"], mrr["alibi"], mrr["none"]), mrr["rope"]),
+        Direction("mean reciprocal rank: rotary below sinusoidal and learned",
+                  _lowest(mrr["sinusoidal"], mrr["learned"]), mrr["rope"]),
+        Direction("mean reciprocal rank: T5 and Shaw above rotary, sinusoidal and learned",
+                  _lowest(mrr["t5"], mrr["shaw"]), _highest(mrr["rope"], mrr["sinusoidal"], mrr["learned"])),
+    ]
+    if "rope" not in config.methods or not config.scales:
+        return out
+    zs = {(t, k, s): zero_shot(runs, config, t, k, s) for t in config.tasks for k in ("none", *config.extensions)
+          for s in config.scales}
+    ft = {(t, k, s): finetuned(runs, config, t, k, s) for t in config.tasks for k in ("none", *config.extensions)
+          for s in config.scales}
+    top = max(config.scales)
+    for s in config.scales:
+        out += [
+            Direction(f"local max, s = {s}, zero-shot: NTK-aware above interpolation and YaRN by more than 0.2",
+                      zs["local", "ntk", s], _highest(zs["local", "pi", s], zs["local", "yarn", s]) + 0.2),
+            Direction(f"first token, s = {s}, zero-shot: interpolation and YaRN above plain RoPE",
+                      _lowest(zs["first", "pi", s], zs["first", "yarn", s]), zs["first", "none", s]),
+            Direction(f"first token, s = {s}, zero-shot: interpolation and YaRN above 0.9",
+                      _lowest(zs["first", "pi", s], zs["first", "yarn", s]), 0.9),
+            Direction(f"first token, s = {s}, zero-shot: interpolation above NTK-aware",
+                      zs["first", "pi", s], zs["first", "ntk", s]),
+            Direction(f"local max, s = {s}, fine-tuned: NTK-aware above interpolation (the YaRN paper found it "
+                      "below)", ft["local", "ntk", s], ft["local", "pi", s]),
+        ]
+    out += [
+        Direction("local max and copy, s = 2: interpolation and YaRN better after fine-tuning than zero-shot",
+                  _lowest(*(ft[t, k, 2] - zs[t, k, 2] for t in ("local", "copy") for k in ("pi", "yarn"))), 0.0),
+        Direction("local max, s = 2, fine-tuned: plain RoPE and every extension above 0.9",
+                  _lowest(*(ft["local", k, 2] for k in ("none", *config.extensions))), 0.9),
+        Direction("first token, s = 2, fine-tuned: plain RoPE above 0.9", ft["first", "none", 2], 0.9),
+        Direction(f"local max, s = {top}, fine-tuned: plain RoPE above interpolation",
+                  ft["local", "none", top], ft["local", "pi", top]),
+        Direction("copy, s = 2, fine-tuned: plain RoPE and every extension below 0.75",
+                  0.75, _highest(*(ft["copy", k, 2] for k in ("none", *config.extensions)))),
+    ]
+    return out
+
+
+def direction_rows(file_directions: list[Direction], replication: list[Direction] | None = None) -> list[list[str]]:
+    """Rows for a table: claim, mean gap ± margin in the file, clear?, and the replication's gap."""
+    rows = []
+    for i, d in enumerate(file_directions):
+        row = [d.claim, f"{d.gap:+.3f}", f"{d.margin:.3f}", "yes" if d.clear else "no"]
+        if replication is not None:
+            r = replication[i]
+            row += [f"{r.gap:+.3f}", "yes" if r.holds else "no"]
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------
 # Looking inside: where the attention goes at each position
 
 
@@ -387,15 +574,34 @@ def save_lr_search(path, result: dict, seconds: float, config: BenchmarkExperime
     return data
 
 
+def replicate(path, seeds=REPLICATION_SEEDS, processes: int = 2, progress=None) -> dict:
+    """The chapter's sweep with held-out ``seeds``, saved like ``results/ch07.json`` (same configuration but
+    the seeds; the command that wrote it is recorded)."""
+    config = BenchmarkExperiment(seeds=tuple(seeds))
+    start = time.perf_counter()
+    runs = ex.sweep(config, keep_models=False, processes=processes, progress=progress)
+    data = ex.save_results(path, config, runs, "ch07", seconds=time.perf_counter() - start, processes=processes)
+    data["command"] = f"python -m posenc.lib.benchmark replicate --out {path}"
+    data["purpose"] = ("held-out replication: seeds never used to write chapter 7; every direction of "
+                       "posenc.lib.benchmark.directions must hold here too (tests/test_benchmark.py)")
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Chapter 7's learning-rate search (the sweep itself runs with "
-                                                 "python -m posenc.lib.experiments ch07).")
-    parser.add_argument("command", choices=["lr-search"])
+    parser = argparse.ArgumentParser(description="Chapter 7's learning-rate search and its held-out replication "
+                                                 "(the sweep itself runs with python -m posenc.lib.experiments ch07).")
+    parser.add_argument("command", choices=["lr-search", "replicate"])
     parser.add_argument("--out", required=True)
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
+    if args.command == "replicate":
+        data = replicate(args.out, processes=args.processes, progress=lambda line: print(line, flush=True))
+        print(f"{len(data['runs'])} runs with seeds {data['seeds']} in {data['timing']['seconds']:.0f} s; "
+              f"wrote {args.out}")
+        return 0
     config = BenchmarkExperiment()
     result = lr_search(config, processes=args.processes, progress=lambda line: print(line, flush=True))
     save_lr_search(args.out, result, time.perf_counter() - start, config)
