@@ -58,7 +58,7 @@ ACTIVITY_AFTER = {
     "ch04": "Past the end of a learned table",
     "ch05": "T5: one learned scalar per head for each bucket of offsets",
     "ch06": "Two layouts: interleaved pairs and \"rotate half\"",
-    "ch07": "Five seeds",
+    "ch07": "The file, your run and a replication",
     "ch08": "Two ways to read a long text",
 }
 
