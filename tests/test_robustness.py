@@ -131,6 +131,12 @@ def test_a_value_just_outside_the_range_is_printed_with_the_digits_that_show_it(
     assert "sin 0.99912 (file 0.98900–0.99910)" in result.sentence
 
 
+def test_names_and_units_keep_their_capitals(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    result = rep.agreement([], {"ALiBi": [3.9]}, {"ALiBi": [2.8, 2.9]}, ELSEWHERE, here=HERE, what="bits at 8L")
+    assert "of your 1 bits at 8L values" in result.sentence and "ALiBi 3.900" in result.sentence
+
+
 def test_a_run_with_shifted_seeds_is_not_blamed_on_changed_code(monkeypatch):
     monkeypatch.setenv(rep.SEED_SHIFT_VARIABLE, "3000")
     result = rep.agreement([(0.95, 0.98)], {"t5": [0.95]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)

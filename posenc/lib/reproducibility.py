@@ -175,7 +175,7 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     shift = os.environ.get(SEED_SHIFT_VARIABLE)
     if shift:
         sentence = (f"This run's torch seeds are shifted by {shift} (`make robustness`), so it shares the file's "
-                    f"seed numbers, not its seeds: compare ranges, not digits. {ranges.capitalize()}.")
+                    f"seed numbers, not its seeds: compare ranges, not digits. {_sentence_case(ranges)}.")
         return Agreement(same, gap, outside, sentence)
     if same and gaps and gap <= SAME_RUN_TOLERANCE:
         sentence = (f"This machine ({describe(here)}) is the one the file was made on, and the runs you share "
@@ -183,14 +183,14 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     elif same and gaps:
         sentence = (f"This machine is the one the file was made on ({describe(here)}), yet the runs you share "
                     f"with it differ by up to {gap:.2g}: the code or the run's settings have changed since the file "
-                    f"was written (`make experiments` writes it again). {ranges.capitalize()}.")
+                    f"was written (`make experiments` writes it again). {_sentence_case(ranges)}.")
     else:
         changed = " and ".join(differences(recorded_platform, here))
         sentence = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another "
                     f"{changed} rounds the same sums differently, so training takes another path and a run "
                     f"can differ from the file's run of the same seed"
                     + (f" (here by up to {gap:.2g})" if gaps else "")
-                    + f": compare ranges, not digits. {ranges.capitalize()}.")
+                    + f": compare ranges, not digits. {_sentence_case(ranges)}.")
     return Agreement(same, gap, outside, sentence)
 
 
@@ -200,3 +200,9 @@ def _outside_text(kind: str, value: float, low: float, high: float, digits: int)
     while digits < 9 and f"{value:.{digits}f}" == f"{edge:.{digits}f}":
         digits += 1
     return f"{kind} {value:.{digits}f} (file {low:.{digits}f}–{high:.{digits}f})"
+
+
+def _sentence_case(text: str) -> str:
+    """The text with its first letter upper-cased and nothing else changed (str.capitalize would lower-case
+    'ALiBi' and 'L')."""
+    return text[:1].upper() + text[1:]
