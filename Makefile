@@ -46,6 +46,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-pytho
 	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ipykernel)" >/dev/null
+	$(BIN)/python -m ipykernel install --sys-prefix --name posenc-checkout --display-name "Python 3 (the course's checkout)" >/dev/null
 	touch $(STAMP)
 
 setup: $(STAMP)

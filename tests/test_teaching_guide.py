@@ -207,3 +207,11 @@ def test_the_built_page_shows_every_chapter_and_no_error():
     for set_id in CHAPTERS:
         assert (f"slides/{set_id}.html" in built.read_text()) == teaching.has_deck(set_id)
         assert f"about {teaching._duration(teaching.exercise_minutes(set_id))}" in text
+
+
+def test_the_guide_runs_in_the_checkouts_kernel_which_make_setup_installs():
+    """The guide reads the chapters and the toc from the checkout: a Colab-like kernel with the package from a
+    wheel (the tests' book build) has neither, so the page names the kernel of the course's own .venv."""
+    front = (ROOT / "book" / "teaching-guide.md").read_text().split("---")[1]
+    assert re.search(r"^\s+name: posenc-checkout$", front, flags=re.MULTILINE)
+    assert "ipykernel install --sys-prefix --name posenc-checkout" in (ROOT / "Makefile").read_text()
