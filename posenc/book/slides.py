@@ -927,7 +927,10 @@ def _print_one(context, deck: Path, target: Path) -> tuple[int, int]:
     tab = context.new_page()
     try:
         tab.goto(deck.resolve().as_uri() + "?print-pdf", wait_until="load")
-        tab.wait_for_function("() => document.body.dataset.fitted === 'yes' && window.Reveal"
+        # Reveal exists before it is ready, and then counts 0 slides (seen in a clean clone's make test):
+        # wait until it is ready and has laid out one print page per slide.
+        tab.wait_for_function("() => document.body.dataset.fitted === 'yes' && window.Reveal && Reveal.isReady()"
+                              " && Reveal.getTotalSlides() > 0"
                               " && document.querySelectorAll('.pdf-page').length >= Reveal.getTotalSlides()",
                               timeout=60_000)
         slides = tab.evaluate("() => Reveal.getTotalSlides()")
