@@ -62,6 +62,7 @@ book: $(STAMP) browser-setup
 # Reuses the executions of the last `make book` (or `make test`) where the notebooks are unchanged.
 student-book: $(STAMP)
 	$(BIN)/python -m posenc.book.editions student
+	$(BIN)/python -m posenc.book.slides --site _build/student/_build/html
 	@echo "The student edition is in _build/student/_build/html/index.html"
 
 linkcheck: $(STAMP)
@@ -83,7 +84,7 @@ test: $(STAMP) browser-setup
 	tests/grader/setup.sh
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests --ignore=tests/browser
 	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
-	$(BIN)/python -m posenc.book.slides
+	$(BIN)/python -m posenc.book.slides --copy-to _build/student/_build/html
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser
 
 LAB_ARGS ?=

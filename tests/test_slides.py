@@ -208,3 +208,21 @@ def test_make_book_builds_the_decks_after_the_site():
 
 def test_pdf_pages_counts_page_objects_not_the_page_tree():
     assert slides.pdf_pages(b"<</Type /Pages /Kids [3 0 R 4 0 R]>> <</Type /Page>> <</Type/Page/Parent 2 0 R>>") == 2
+
+
+def test_decks_are_copied_into_another_build_and_linked_from_its_chapters(tmp_path):
+    from posenc.book import slides
+
+    site, student = tmp_path / "html", tmp_path / "student"
+    (site / "slides").mkdir(parents=True)
+    (site / "slides" / "ch00.html").write_text("<html>deck</html>")
+    (site / "slides" / "ch00.pdf").write_bytes(b"%PDF")
+    page = "<html><body><article><h1>0. Why order matters</h1></article></body></html>"
+    (student / "notebooks").mkdir(parents=True)
+    (student / "notebooks" / "00_why_order_matters.html").write_text(page)
+    assert slides.copy_decks(site, student, log=lambda *_: None) == 1
+    assert (student / "slides" / "ch00.pdf").read_bytes() == b"%PDF"
+    linked = (student / "notebooks" / "00_why_order_matters.html").read_text()
+    assert 'href="../slides/ch00.html"' in linked and 'href="../slides/ch00.pdf"' in linked
+    with pytest.raises(slides.DeckError, match="build them first"):
+        slides.copy_decks(tmp_path / "nothing", student, log=lambda *_: None)

@@ -957,6 +957,18 @@ def build(site: Path = SITE, cache_path: Path = CACHE, pdf: bool = True, log=pri
     return decks
 
 
+def copy_decks(site: Path, other: Path, log=print) -> int:
+    """The decks built into ``site`` (with their figures, PDFs and libraries) copied into another build of
+    the book, ``other`` (the student edition), and linked from its chapter pages; returns the decks copied."""
+    if not (site / "slides").is_dir():
+        raise DeckError(f"no decks in {site / 'slides'} to copy: build them first")
+    shutil.copytree(site / "slides", other / "slides", dirs_exist_ok=True)
+    decks = [load_deck(path) for path in deck_files() if (site / "slides" / f"{path.stem}.html").exists()]
+    linked = sum(add_chapter_link(other, deck) for deck in decks)
+    log(f"posenc.book.slides: {len(decks)} decks copied into {other / 'slides'}, {linked} chapter pages linked")
+    return len(decks)
+
+
 def check(log=print) -> int:
     """Resolve every reference of every deck against the notebooks (no execution needed)."""
     problems = 0
@@ -978,11 +990,15 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE, help=f"jupyter-book's cache (default: {CACHE})")
     parser.add_argument("--no-pdf", action="store_true", help="do not print the PDFs")
     parser.add_argument("--check", action="store_true", help="only check the deck descriptions' references")
+    parser.add_argument("--copy-to", type=Path, action="append", default=[], metavar="SITE",
+                        help="also copy the decks into another build (the student edition) and link its chapters")
     args = parser.parse_args(argv)
     if args.check:
         return check()
     try:
         build(args.site, args.cache, pdf=not args.no_pdf)
+        for other in args.copy_to:
+            copy_decks(args.site, other)
     except DeckError as exc:
         print(f"posenc.book.slides: {exc}", file=sys.stderr)
         return 1
