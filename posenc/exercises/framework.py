@@ -421,6 +421,15 @@ class ChoiceQuestion(Question):
     options: dict = field(default_factory=dict)      # letter -> why the option is right or wrong
     single: bool = False
 
+    @classmethod
+    def from_statements(cls, statements: dict, **fields) -> "ChoiceQuestion":
+        """A question on statements about a measurement: ``statements`` maps each letter to (supported?,
+        reason); the answer is every supported letter, and each option's feedback says "supported" or "not
+        supported" and why."""
+        return cls(answer="".join(letter for letter, (true, _) in statements.items() if true),
+                   options={letter: f"{'supported' if true else 'not supported'}. {reason}"
+                            for letter, (true, reason) in statements.items()}, **fields)
+
     @property
     def mistakes(self) -> tuple:
         """(letter, sentence) for every option a student can misjudge, for the Common mistakes page."""

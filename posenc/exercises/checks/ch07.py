@@ -242,16 +242,6 @@ class YarnQuestion(FunctionQuestion):
 # q4 and q5: statements with feedback for each option
 
 
-def _statements(reasons: dict) -> dict:
-    """Options of a ChoiceQuestion from (true?, reason) pairs: each option's feedback says whether the
-    statement is supported and why."""
-    return {letter: f"{'supported' if true else 'not supported'}. {reason}" for letter, (true, reason) in reasons.items()}
-
-
-def _supported(reasons: dict) -> str:
-    return "".join(letter for letter, (true, _) in reasons.items() if true)
-
-
 @functools.cache
 def benchmark_results():
     """(configuration, records) of the chapter's benchmark as `make experiments` saved it
@@ -381,8 +371,6 @@ def _compare_angles(got, expected, args):
     return None
 
 
-
-
 # ---------------------------------------------------------------------------------------------------
 
 EXERCISES = ExerciseSet("ch07", "Longer than trained", [
@@ -396,10 +384,10 @@ EXERCISES = ExerciseSet("ch07", "Longer than trained", [
     YarnQuestion(qid="q3", title="YaRN: frequencies and temperature", name="yarn_scaling", points=3,
                  probes=_yarn_probes, reference=yarn_scaling, mistakes=YARN_MISTAKES, compare=_compare_yarn,
                  describe_args=lambda a: ", ".join(map(repr, a))),
-    ChoiceQuestion(qid="q4", title="Reading an accuracy curve", name="curve_statements", points=2,
-                   answer=_supported(CURVE_OPTIONS), options=_statements(CURVE_OPTIONS)),
-    ChoiceQuestion(qid="q5", title="Which method to bet on", name="bet_local_sum", points=1,
-                   answer=_supported(BET_OPTIONS), options=_statements(BET_OPTIONS), single=True),
+    ChoiceQuestion.from_statements(CURVE_OPTIONS, qid="q4", title="Reading an accuracy curve",
+                                   name="curve_statements", points=2),
+    ChoiceQuestion.from_statements(BET_OPTIONS, qid="q5", title="Which method to bet on",
+                                   name="bet_local_sum", points=1, single=True),
     FindTheBugQuestion(qid="q6", title="Find the bug", name="extended_angles", points=2,
                        probes=_angle_probes, reference=extended_angles, bug=_buggy_angles,
                        compare=_compare_angles,

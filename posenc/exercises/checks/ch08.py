@@ -90,8 +90,14 @@ def nonoverlapping_mean(losses, length):
     return textlm.protocol_cross_entropy(losses, length)
 
 
-def _rows(losses):
-    return np.arange(np.asarray(losses).shape[0])
+def _context_rule(rule):
+    """A wrong answer that scores byte t with context ``rule(t, length, stride)`` (kept inside the table)
+    instead of the protocol's; ``stride`` is None for non-overlapping windows."""
+    def variant(losses, length, stride=None):
+        losses = np.asarray(losses)
+        t = np.arange(losses.shape[0])
+        return float(np.mean(losses[t, np.clip(rule(t, length, stride), 0, length - 1)]))
+    return variant
 
 
 NONOVERLAPPING_MISTAKES = [
@@ -100,14 +106,11 @@ NONOVERLAPPING_MISTAKES = [
             lambda losses, length: float(np.mean(losses))),
     Mistake("every byte was given a full window of context: in non-overlapping windows byte t has only "
             "t % length bytes of its window before it (the first byte of each window has none)",
-            lambda losses, length: float(np.mean(np.asarray(losses)[:, length - 1]))),
+            _context_rule(lambda t, length, stride: np.full_like(t, length - 1))),
     Mistake("the context is off by one: byte t has t % length bytes of its window before it (0 for the first "
-            "byte of a window), not (t % length) + 1",
-            lambda losses, length: float(np.mean(np.asarray(losses)[_rows(losses),
-                                                                    np.minimum(_rows(losses) % length + 1, length - 1)]))),
+            "byte of a window), not (t % length) + 1", _context_rule(lambda t, length, stride: t % length + 1)),
     Mistake("the context is the window's number (t // length); it is the place in the window, t % length",
-            lambda losses, length: float(np.mean(np.asarray(losses)[_rows(losses),
-                                                                    np.minimum(_rows(losses) // length, length - 1)]))),
+            _context_rule(lambda t, length, stride: t // length)),
     Mistake("only the first window was scored: every window of the text is, each byte once",
             lambda losses, length: float(np.mean(np.asarray(losses)[np.arange(length), np.arange(length)]))),
 ]
@@ -136,14 +139,6 @@ def _last_stride_only(losses, length, stride):
     losses = np.asarray(losses)
     starts = range(0, losses.shape[0] - length + 1, stride)
     return float(np.mean([losses[s + c, c] for s in starts for c in range(length - stride, length)]))
-
-
-def _context_rule(rule):
-    def variant(losses, length, stride):
-        losses = np.asarray(losses)
-        t = np.arange(losses.shape[0])
-        return float(np.mean(losses[t, np.clip(rule(t, length, stride), 0, length - 1)]))
-    return variant
 
 
 SLIDING_MISTAKES = [
@@ -270,14 +265,6 @@ def _deploy_options() -> dict:
     return {letter: (DEPLOY_METHODS[letter] == best, reasons[letter]) for letter in reasons}
 
 
-def _statements(reasons: dict) -> dict:
-    return {letter: f"{'supported' if true else 'not supported'}. {reason}" for letter, (true, reason) in reasons.items()}
-
-
-def _supported(reasons: dict) -> str:
-    return "".join(letter for letter, (true, _) in reasons.items() if true)
-
-
 FIGURE_OPTIONS = _figure_options()
 DEPLOY_OPTIONS = _deploy_options()
 
@@ -292,8 +279,8 @@ EXERCISES = ExerciseSet("ch08", "Position on real text", [
     FunctionQuestion(qid="q3", title="Sliding windows", name="sliding_mean", points=3,
                      probes=_sliding_probes, reference=sliding_mean, mistakes=SLIDING_MISTAKES,
                      compare=_compare_mean, describe_args=_describe_table),
-    ChoiceQuestion(qid="q4", title="Reading the figure", name="figure_statements", points=2,
-                   answer=_supported(FIGURE_OPTIONS), options=_statements(FIGURE_OPTIONS)),
-    ChoiceQuestion(qid="q5", title="Which method for long files", name="deploy_choice", points=1,
-                   answer=_supported(DEPLOY_OPTIONS), options=_statements(DEPLOY_OPTIONS), single=True),
+    ChoiceQuestion.from_statements(FIGURE_OPTIONS, qid="q4", title="Reading the figure",
+                                   name="figure_statements", points=2),
+    ChoiceQuestion.from_statements(DEPLOY_OPTIONS, qid="q5", title="Which method for long files",
+                                   name="deploy_choice", points=1, single=True),
 ])
