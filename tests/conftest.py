@@ -78,3 +78,46 @@ def explorer_config(explorer) -> dict:
     markup = getattr(explorer, "data", explorer)
     return json.loads(re.search(r'<script type="application/json" class="posenc-config">(.*?)</script>',
                                 markup).group(1))
+
+
+def assert_rerun_matches_file(path, kind: str, seed: int = 0, measures=None) -> None:
+    """Train one (kind, seed) of a committed results file again, with the file's own configuration.
+
+    On the platform the file was made on (CPU, torch, numpy: ``posenc.lib.reproducibility.same_platform``)
+    the run must be the file's to the last digit, its losses and every measure. Elsewhere training takes
+    another path, and each measure must lie within the range of the file's seeds, widened by the margin a
+    replication may move a mean by. ``measures(run, records, config)`` gives {name: (the run's value, the
+    file's values, one per seed in the file's order)}; by default the in-distribution accuracy.
+    """
+    from dataclasses import replace
+
+    import numpy as np
+    import torch
+
+    from posenc.lib import experiments as ex
+    from posenc.lib import reproducibility as rep
+
+    config, records, data = ex.load_results(path)
+    assert data.get("platform"), f"{path} does not record its platform: run `make experiments`"
+    saved = next(r for r in records if (r["kind"], r["seed"]) == (kind, seed))
+    at = [r["seed"] for r in records if r["kind"] == kind].index(seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)                  # as the files were made (python -m posenc.lib.experiments)
+    try:
+        run = ex.run_one(replace(config, seeds=(seed,)), kind, seed, keep_model=False)
+    finally:
+        torch.set_num_threads(threads)
+    if measures is None:
+        values = {"accuracy": (run.accuracy, ex.in_distribution(records, kind))}
+    else:
+        values = measures(run, records, config)
+    if rep.same_platform(data["platform"]):
+        np.testing.assert_allclose(run.record()["loss_every_10_steps"], saved["loss_every_10_steps"], rtol=0,
+                                   atol=rep.SAME_RUN_TOLERANCE)
+        for name, (value, per_seed) in values.items():
+            assert abs(value - per_seed[at]) <= rep.SAME_RUN_TOLERANCE, (name, value, per_seed[at])
+    else:
+        for name, (value, per_seed) in values.items():
+            per_seed = np.asarray(per_seed, dtype=np.float64)
+            slack = rep.margin(per_seed)
+            assert per_seed.min() - slack <= value <= per_seed.max() + slack, (name, value, per_seed)

@@ -15,6 +15,7 @@ from posenc.lib import benchmark as bm
 from posenc.lib import experiments as ex
 from posenc.lib.attention import METHODS
 from posenc.lib.tasks import IGNORE, Copy, FirstToken, LocalMax, ShiftedCopy
+from tests.conftest import assert_rerun_matches_file
 
 
 def batch(task, n=64, length=20, seed=0):
@@ -241,32 +242,20 @@ def test_a_direction_is_judged_on_the_paired_differences_of_its_seeds():
     assert rows == [["a above b", "+0.100", "0.000", "yes", "+0.075", "yes"]]
 
 
+def _accuracy_and_bins(run, records, config):
+    """The run's in-distribution accuracy and its mean accuracy in each band of positions, beside the file's."""
+    mine, theirs = ex.bin_means([run], run.kind, config), ex.bin_means(records, run.kind, config)
+    values = {"accuracy": (run.accuracy, ex.in_distribution(records, run.kind))}
+    values.update({name: (float(mine[name][0]), theirs[name]) for name in theirs})
+    return values
+
+
 @pytest.mark.parametrize("path", [FILE, REPLICATION], ids=["file", "replication"])
 def test_one_run_of_each_file_is_reproduced(path):
     """One run of the file again, with the file's configuration: digit for digit on the platform the file was
     made on; elsewhere (another CPU or torch takes another path) within the file's range over its seeds,
-    widened by the margin a replication may move a mean by."""
-    from posenc.lib import reproducibility
-
-    config, records, meta = ex.load_results(path)
-    kind, seed = "local/none", config.seeds[0]                # the cheapest kind: no extension runs
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        run = ex.run_one(config, kind, seed, keep_model=False)
-    finally:
-        torch.set_num_threads(threads)
-    mine, theirs = ex.bin_means([run], kind, config), ex.bin_means(records, kind, config)
-    values = {"accuracy": (run.accuracy, ex.in_distribution(records, kind))}
-    values.update({name: (float(mine[name][0]), theirs[name]) for name in theirs})
-    if reproducibility.same_platform(meta.get("platform")):
-        at = list(config.seeds).index(seed)
-        for name, (value, per_seed) in values.items():
-            assert abs(value - per_seed[at]) <= reproducibility.SAME_RUN_TOLERANCE, name
-    else:
-        for name, (value, per_seed) in values.items():
-            slack = reproducibility.margin(per_seed)
-            assert per_seed.min() - slack <= value <= per_seed.max() + slack, (name, value, per_seed)
+    widened by the margin a replication may move a mean by. The cheapest kind: no extension runs."""
+    assert_rerun_matches_file(path, "local/none", ex.load_results(path)[0].seeds[0], measures=_accuracy_and_bins)
 
 
 def test_a_seed_shift_of_make_robustness_reaches_the_sweep_s_worker_processes():

@@ -228,7 +228,7 @@ def test_first_layer_parts_need_addition():
 def test_the_chapter_3_file_is_the_chapters_configuration_and_reproduces_from_the_code():
     """results/ch03.json was made with the chapter's configuration; one of its runs (no position, seed 0,
     among the cheapest) trains again to the same numbers here, or within the seeds' range elsewhere."""
-    from tests.test_models import assert_rerun_matches_file
+    from tests.conftest import assert_rerun_matches_file
 
     config, records, _ = ex.load_results(ex.RESULTS_DIR / "ch03.json")
     assert ex.same_setup(config, combining.CombiningExperiment()) and len(config.seeds) >= 10

@@ -8,6 +8,7 @@ from posenc.lib import comparison as cmp
 from posenc.lib import experiments as ex
 from posenc.lib.attention import METHODS
 from posenc.lib.relative import alibi_slopes, relative_positions
+from tests.conftest import assert_rerun_matches_file
 from tests.test_models import one_thread  # noqa: F401  (autouse: tiny models run fastest on one thread)
 
 
@@ -97,27 +98,5 @@ def test_report_and_paired_differences():
     assert cmp.paired_differences([r.record() for r in runs], "t5", "none").shape == (2,)
 
 
-def check_one_run_of_the_file(name: str, kind: str, seed: int = 0) -> None:
-    """Re-run one (kind, seed) of ``results/<name>.json`` with the file's own configuration: on the platform
-    the file was made on it must agree to the last digit; elsewhere its accuracy must lie within the range of
-    the file's seeds, widened by the margin against their spread (``posenc.lib.reproducibility``)."""
-    from dataclasses import replace
-
-    from posenc.lib import reproducibility
-
-    config, records, meta = ex.load_results(ex.RESULTS_DIR / f"{name}.json")
-    assert meta.get("platform"), f"results/{name}.json does not record its platform: run `make experiments`"
-    recorded = next(r for r in records if (r["kind"], r["seed"]) == (kind, seed))
-    run = ex.run_one(replace(config, seeds=(seed,)), kind, seed, keep_model=False).record()
-    if reproducibility.same_platform(meta["platform"]):
-        assert abs(run["accuracy"] - recorded["accuracy"]) <= reproducibility.SAME_RUN_TOLERANCE
-        np.testing.assert_allclose(run["loss_every_10_steps"], recorded["loss_every_10_steps"],
-                                   rtol=0, atol=reproducibility.SAME_RUN_TOLERANCE)
-    else:
-        values = ex.in_distribution(records, kind)
-        margin = reproducibility.margin(values)
-        assert values.min() - margin <= run["accuracy"] <= values.max() + margin, (run["accuracy"], values)
-
-
 def test_one_run_of_results_ch05_is_reproduced():
-    check_one_run_of_the_file("ch05", "alibi-steep")
+    assert_rerun_matches_file(ex.RESULTS_DIR / "ch05.json", "alibi-steep")

@@ -23,6 +23,7 @@ from posenc.lib.models import (
 )
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from posenc.lib.tasks import IGNORE, ShiftedCopy
+from tests.conftest import assert_rerun_matches_file
 
 
 @pytest.fixture(autouse=True)
@@ -447,33 +448,6 @@ def test_the_command_line_sweep_reports_its_table(tmp_path, monkeypatch, capsys)
 
 # ---------------------------------------------------------------------------------------------------
 # The committed files reproduce from the code
-
-
-def assert_rerun_matches_file(path, kind: str, seed: int):
-    """Train one (kind, seed) of a committed results file again with the file's own configuration.
-
-    On the platform the file was made on (CPU, torch, numpy) the run must be the file's to the last digit;
-    elsewhere training takes another path, and the accuracy must lie within the range of the file's seeds,
-    widened by the margin a replication is allowed (posenc.lib.reproducibility).
-    """
-    from posenc.lib import reproducibility as rep
-
-    config, records, data = ex.load_results(path)
-    saved = next(r for r in records if (r["kind"], r["seed"]) == (kind, seed))
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)                  # as the files were made (python -m posenc.lib.experiments)
-    try:
-        rerun = ex.run_one(config, kind, seed, keep_model=False).record()
-    finally:
-        torch.set_num_threads(before)
-    if rep.same_platform(data.get("platform")):
-        assert abs(rerun["accuracy"] - saved["accuracy"]) <= rep.SAME_RUN_TOLERANCE
-        np.testing.assert_allclose(rerun["loss_every_10_steps"], saved["loss_every_10_steps"], rtol=0,
-                                   atol=rep.SAME_RUN_TOLERANCE)
-    else:
-        values = ex.in_distribution(records, kind)
-        slack = rep.margin(values)
-        assert values.min() - slack <= rerun["accuracy"] <= values.max() + slack, (rerun["accuracy"], values)
 
 
 def test_the_chapter_4_file_reproduces_from_the_code():

@@ -164,11 +164,11 @@ def test_apply_rotary_partial_leaves_the_rest():                           # wha
 def test_one_run_of_results_ch06_is_reproduced(elsewhere, monkeypatch):
     # elsewhere: as on a machine other than the file's, where the run is compared with the file's range
     from posenc.lib import reproducibility
-    from tests.test_comparison import check_one_run_of_the_file
+    from tests.conftest import assert_rerun_matches_file
 
     if elsewhere:
         monkeypatch.setattr(reproducibility, "same_platform", lambda recorded, here=None: False)
-    check_one_run_of_the_file("ch06", "rope")
+    assert_rerun_matches_file(ex.RESULTS_DIR / "ch06.json", "rope")
 
 
 def test_no_column_permutation_maps_the_paper_table_onto_tensor2tensors():

@@ -6,7 +6,6 @@ import gzip
 import io
 import math
 import tarfile
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import torch
 
 from posenc.lib import experiments as ex
 from posenc.lib import textlm as t
+from tests.conftest import assert_rerun_matches_file
 
 
 def test_the_corpus_is_the_checked_snapshot_split_by_file():
@@ -161,17 +161,11 @@ def test_the_replication_uses_seeds_the_file_never_used():
     assert not seeds[0] & seeds[1]
 
 
-def test_one_run_of_the_file_is_reproduced_exactly_here_or_within_its_range_elsewhere():
-    from posenc.lib import reproducibility as rep
+def _bits_at_every_length(run, records, config):
+    """The run's bits per character at each length and protocol, beside the file's (one per seed)."""
+    return {f"{protocol} at {length}": (run.by_position[protocol][j], t.bits_curves(records, run.kind, protocol)[:, j])
+            for protocol in t.PROTOCOLS for j, length in enumerate(config.eval_lengths)}
 
-    config, records, data = ex.load_results(ex.RESULTS_DIR / "ch08.json")
-    torch.set_num_threads(1)
-    run = ex.run_one(replace(config, seeds=(0,)), "alibi", 0, keep_model=False)
-    mine = run.by_position["nonoverlapping"]
-    theirs = next(r for r in records if (r["kind"], r["seed"]) == ("alibi", 0))["by_position"]["nonoverlapping"]
-    if rep.same_platform(data["platform"]):
-        assert np.max(np.abs(mine - np.array(theirs))) < 1e-9
-    else:
-        curves = t.bits_curves(records, "alibi")
-        widen = np.array([rep.margin(curves[:, j]) for j in range(curves.shape[1])])
-        assert np.all(mine >= curves.min(0) - widen) and np.all(mine <= curves.max(0) + widen)
+
+def test_one_run_of_the_file_is_reproduced_exactly_here_or_within_its_range_elsewhere():
+    assert_rerun_matches_file(ex.RESULTS_DIR / "ch08.json", "alibi", 0, measures=_bits_at_every_length)
