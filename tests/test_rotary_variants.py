@@ -334,14 +334,15 @@ def test_the_temperature_is_one_on_short_contexts_and_grows_like_a_logarithm():
     assert math.isclose(float(scale[-1]), 1 + 0.1 * math.log(11), rel_tol=1e-12)
 
 
-def test_chunked_mask_is_transformers_chunked_causal_mask():
-    from transformers.masking_utils import chunked_causal_mask_function
+def test_chunked_and_sliding_masks_are_transformers_own():
+    from transformers.masking_utils import chunked_causal_mask_function, sliding_window_causal_mask_function
 
-    allowed = chunked_causal_mask_function(5, torch.tensor([0]))
-    n, chunk = 13, 5
+    n, size = 13, 5
     index = torch.arange(n)
-    theirs_ = allowed(torch.tensor(0), torch.tensor(0), index[:, None], index[None, :])
-    assert torch.equal(rv.chunked_causal_mask(n, chunk) == 0, theirs_)
+    for ours, allowed in ((rv.chunked_causal_mask(n, size), chunked_causal_mask_function(size, torch.tensor([0]))),
+                          (rv.sliding_window_causal_mask(n, size), sliding_window_causal_mask_function(size))):
+        theirs_ = allowed(torch.tensor(0), torch.tensor(0), index[:, None], index[None, :])
+        assert torch.equal(ours == 0, theirs_)
 
 
 # ---------------------------------------------------------------------------------------------------
