@@ -348,3 +348,18 @@ def sum_of_projections(x, p, w):
 def test_q7_option_b_mentions_residual_connections():
     feedback = EXERCISES.question("q7").options["b"]
     assert "residual" in feedback and "later layers see only that" not in feedback
+
+
+def test_q5_gives_the_hint_about_pe_rows_only_for_the_errors_it_explains(solution):
+    code, _ = WRONG["q5"]["raises something else"]
+    message = EXERCISES.question("q5").grade(with_submission(solution, code)).message
+    assert "RuntimeError" in message and "pe[:, :n]" not in message and "pe has shape" not in message
+    code, _ = WRONG["q5"]["pe[:, :n]"]
+    assert "not pe[:, :n]" in EXERCISES.question("q5").grade(with_submission(solution, code)).message
+
+
+def test_q8_messages_keep_the_computation_back():
+    from posenc.exercises.checks import ch03
+
+    for _, message in ch03.Q8_MISTAKES:
+        assert "sqrt(d_model * d_model)" not in message and "divide" not in message and "sqrt(d_model / 2)" not in message

@@ -485,3 +485,11 @@ def test_q7_feedback_on_the_chapters_experiment_holds_on_every_seed():
         accuracy = np.array(run["by_position"]["plain"][1:], dtype=float)     # position 0 has no target
         assert accuracy[: L - 1].mean() >= 0.95 and accuracy[L + 7:].max() <= 0.3, run["seed"]
     assert "soon after L" in EXERCISES.question("q7").options["b"]
+
+
+def test_no_feedback_cites_the_worked_solution():
+    """Students have not seen the worked solution when they read the feedback."""
+    from posenc.book import mistakes
+
+    texts = [*EXERCISES.question("q7").options.values(), *mistakes.messages(["ch04"])]
+    assert not any("worked solution" in text for text in texts)

@@ -616,11 +616,10 @@ class ChoiceQuestion(Question):
 
     @property
     def mistakes(self) -> tuple:
-        """(letter, sentence) for every option a student can wrongly choose (one right option), or the one
-        sentence every wrong answer gets (several), for the Common mistakes page: never a list of verdicts."""
-        if not self.single:
-            return ((None, self.not_yet()),)
-        return tuple((letter, text) for letter, text in self.options.items() if letter not in self.answer)
+        """What the Common mistakes page lists: the one sentence every wrong answer gets (several right
+        options), and nothing for one right option, whose wrong options' sentences, listed side by side,
+        would name the right one by elimination: never a key."""
+        return () if self.single else ((None, self.not_yet()),)
 
     def probe(self, seed=0):
         return {"name": self.name, "steps": [{"op": "value"}]}
