@@ -73,7 +73,7 @@ class Result:
 # The rule for numbers, the same in every question (stated in every exercise notebook, ``checking_rules``)
 
 # A number passes when it differs from the float64 reference by at most PRECISION times its own size plus
-# PRECISION times the size of the answer (its largest value, or for a single number the size of the
+# PRECISION times the size of the answer (its largest value, unless the question names the size of the
 # numbers it is computed from): float32 arithmetic meets it, any mistake the checks name misses it by far.
 # Whole numbers (counts, positions, buckets) must be exact. A question about precision itself says so in
 # its text and asks for more (chapter 6's angles).
@@ -110,7 +110,8 @@ def _excess(got: np.ndarray, expected: np.ndarray, scale: float | None, precisio
     allowed = tolerance(expected, scale, precision)
     with np.errstate(all="ignore"):
         difference = np.abs(got - expected)
-        excess = np.where(allowed > 0, difference / np.where(allowed > 0, allowed, 1), np.where(difference > 0, np.inf, 0))
+        excess = np.where(allowed > 0, difference / np.where(allowed > 0, allowed, 1),
+                          np.where(difference > 0, np.inf, 0))
     same = (got == expected) | (equal_nan & np.isnan(got) & np.isnan(expected))
     return np.where(same, 0.0, np.where(np.isnan(excess), np.inf, excess))
 
@@ -158,7 +159,8 @@ def describe_mismatch(got: Any, expected: np.ndarray, *, what: str = "result", d
         right, value = float(expected[where]), float(got[where])
         shown_expected, shown_got = distinct_digits(right, value)
         at = f" at index {where}" if expected.ndim else ""
-        return f"the {what} {is_} wrong{at}: expected {shown_expected}, got {shown_got}{_near_miss(got, expected, where, scale, precision)}"
+        near = _near_miss(got, expected, where, scale, precision)
+        return f"the {what} {is_} wrong{at}: expected {shown_expected}, got {shown_got}{near}"
     if dtype is not None and got.dtype != np.dtype(dtype):
         return f"the values are right but the dtype is {got.dtype}; expected {np.dtype(dtype)}"
     return None
@@ -171,13 +173,14 @@ def _near_miss(got, expected, where, scale, precision) -> str:
     if not np.isfinite(excess) or excess >= 1000:
         return ""
     allowed = float(tolerance(expected, scale, precision)[where])
-    return f" (off by {abs(float(got[where]) - float(expected[where])):.2g}, more than the {allowed:.2g} the check allows there)"
+    off = abs(float(got[where]) - float(expected[where]))
+    return f" (off by {off:.2g}, more than the {allowed:.2g} the check allows there)"
 
 
 def compare_number(got: Any, expected: float, *, scale: float | None = None, what: str = "",
                    precision: float = PRECISION) -> str | None:
     """None when ``got`` is one number within the rule's tolerance of ``expected`` (exactly it, when the
-    expected number is a whole number of type int); otherwise a sentence ("expected 20221.26, got 20221.5")."""
+    expected number is a whole number of type int); otherwise a sentence ("expected 20221.3, got 20227.4")."""
     got = as_number(got)
     label = f"the {what} " if what else ""
     if isinstance(got, bool) or not isinstance(got, (int, float)):
@@ -188,7 +191,9 @@ def compare_number(got: Any, expected: float, *, scale: float | None = None, wha
     elif within(float(got), float(expected), scale, precision):
         return None
     shown_expected, shown_got = distinct_digits(float(expected), float(got))
-    return f"{label}is {shown_got}; expected {shown_expected}" if what else f"expected {shown_expected}, got {shown_got}"
+    if what:
+        return f"{label}is {shown_got}; expected {shown_expected}"
+    return f"expected {shown_expected}, got {shown_got}"
 
 
 PLURAL_NOUNS = {"logits", "biases", "slopes", "angles", "frequencies", "positions", "values", "buckets"}
@@ -407,8 +412,8 @@ class FunctionQuestion(Question):
     # The inputs must not change (every question's text says so): the probe reports the array and tensor
     # arguments written into, and the message names the change.
     inputs_unchanged: bool = True
-    # NumPy functions the answer must not give its inputs to, and why (e.g. np.concatenate where the question
-    # asks for the result without building the concatenation): FORBIDDEN names what it called.
+    # NumPy functions the answer must not give its inputs to (np.concatenate where the question asks for the
+    # result without building the concatenation), and the message that says why; the message adds the calls.
     forbidden: tuple = ()
     forbidden_message: str = ""
     # The size of the numbers an answer is computed from, when its own largest value is not (see PRECISION).

@@ -28,10 +28,6 @@ Steps (each gives one entry of the result's ``data``, in order):
   arrays computed from them) were given to; ``"stand_ins": {name: spec}`` replaces helpers the answer calls
   by the course library's versions during the call (``library_stand_in``). A stored object that could not
   be made turns later steps that use it into ``{"skipped": ...}``.
-
-A probe may set ``"limits": {"call_seconds": s, "total_seconds": t}`` (the inline ``check`` does): a call
-still running after ``s`` seconds, or once the probe's calls took ``t`` seconds together, is stopped, and
-its Outcome has ``error_type`` "TimeLimit" (the batch grader's kernel has limits of its own).
 * ``{"op": "structure", "target": var}``: names and shapes of a torch module's parameters (with
   ``requires_grad``), buffers and plain tensor attributes.
 * ``{"op": "assign", "target": var, "numel": n, "values": array, "store": var}``: find the module's
@@ -40,6 +36,10 @@ its Outcome has ``error_type`` "TimeLimit" (the batch grader's kernel has limits
 * ``{"op": "backward", "output": var, "wrt": var}``: ``output.sum().backward()`` and the gradient that
   reached the tensor ``wrt`` (None when none did).
 * ``{"op": "group", "steps": [...]}``: the sub-steps' results as one list entry.
+
+A probe may set ``"limits": {"call_seconds": s, "total_seconds": t}`` (the inline ``check`` does): a call
+still running after ``s`` seconds, or once the probe's calls took ``t`` seconds together, is stopped, and
+its Outcome has ``error_type`` "TimeLimit" (the batch grader's kernel has limits of its own).
 
 Arguments are plain data, with three markers: ``{"__tensor__": array}`` becomes a torch tensor,
 ``{"__var__": name}`` a stored object, and a :class:`LibObject` an object of the course's library
@@ -503,7 +503,8 @@ class _Run:
             _restore(target, saved)
         self.spent += outcome.seconds
         if budget and outcome.error_type == TIME_LIMIT:      # stopped by the probe's budget, not the call's limit
-            outcome.error, outcome.limit = f"stopped: the {self.total_seconds:g} s of the check ran out", self.total_seconds
+            outcome.error = f"stopped: the {self.total_seconds:g} s of the check ran out"
+            outcome.limit = self.total_seconds
         return outcome
 
     def guarded(self, step: dict):

@@ -168,7 +168,8 @@ def _output_array(value, who: str = "forward", dtype=None) -> tuple[np.ndarray |
         if dtype is not None and array.dtype != np.dtype(dtype):
             if array.dtype == np.float64 and np.dtype(dtype) == np.float32:
                 return None, WIDER_DTYPE
-            return None, f"{who} returned a tensor of dtype {array.dtype} for {np.dtype(dtype)} input; keep the input's dtype"
+            return None, (f"{who} returned a tensor of dtype {array.dtype} for {np.dtype(dtype)} input; keep the "
+                          "input's dtype")
         return array.astype(np.float64), None
     if isinstance(value, np.ndarray):
         return None, f"{who} returned a numpy array; return a torch tensor"
