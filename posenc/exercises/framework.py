@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -808,9 +809,7 @@ def checking_rules() -> str:
     checking_rules }}`` in its source): the rules' numbers come from the constants the checks use."""
     call, total = INLINE_LIMITS["call_seconds"], INLINE_LIMITS["total_seconds"]
     margin = f"$10^{{{round(math.log10(PRECISION))}}}$"
-    return "\n".join([
-        "How `check` judges, in every exercise notebook:",
-        "",
+    rules = [
         f"- **Numbers.** Your numbers are compared with a float64 reference. Each value may be off by {margin} "
         f"of its own size plus {margin} of the largest value in your answer: float32 arithmetic meets that, so "
         "float64 is needed only where a question asks for it. Counts, positions and indices must be exact. "
@@ -824,7 +823,9 @@ def checking_rules() -> str:
         f"{total:g} s together: the reference answers take milliseconds.",
         "- **Up to date.** When the cell that defines your answer failed the last time you ran it, the check "
         "says so instead of grading the version of an earlier run.",
-    ])
+    ]
+    lines = [textwrap.fill(rule, width=110, subsequent_indent="  ", break_on_hyphens=False) for rule in rules]
+    return "\n".join(["How `check` judges, in every exercise notebook:", "", *lines])
 
 
 def _caller_globals() -> dict:
