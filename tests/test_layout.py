@@ -156,3 +156,24 @@ def test_readme_and_contributing_show_the_layout():
         assert folder in readme and folder in contributing, folder
     for word in ("probe", "collect", "judge", "mistake", "variant"):
         assert f"**{word}**" in contributing, word
+
+
+def test_what_an_exercise_notebook_imports_of_the_package_is_visible_in_the_grading_sandbox():
+    """bubblewrap shows a grading kernel only PACKAGE_FILES of the package: a module an exercise imports (with
+    what it imports in turn) outside them fails in the kernel, and the question that needs it scores zero
+    (chapter 4's exercise reads the chapter's configuration from posenc.experiments.ch04). The exercises'
+    own ``checker`` is the grader's business (its checks are hidden there on purpose)."""
+    from posenc.exercises import SET_IDS
+    from posenc.grader.sandbox import PACKAGE_FILES
+    from posenc.grader.submission import exercise_imports
+
+    def visible(module: str) -> bool:
+        relative = Path(*module.split(".")[1:])
+        return any(relative == Path(f).with_suffix("") or Path(f) in relative.parents or relative == Path(f)
+                   for f in PACKAGE_FILES)
+
+    for set_id in SET_IDS:
+        needed = {m for name in exercise_imports(set_id) if name.startswith("posenc.")
+                  and not name.startswith("posenc.exercises") for m in _closure(name)}
+        hidden = sorted(m for m in needed if m != "posenc" and not visible(m))
+        assert not hidden, (set_id, hidden)
