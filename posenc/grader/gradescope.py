@@ -1,6 +1,7 @@
 """A Gradescope autograder for one exercise set: the bundle, and what runs in Gradescope's container.
 
     python -m posenc.grader gradescope ch01 --out autograder_ch01.zip [--extra-tests DIR]
+    python -m posenc.grader run-autograder --root /autograder      (what the bundle's run_autograder runs)
 
 What Gradescope's autograder specification asks, as this module relies on it (gradescope-autograders
 .readthedocs.io, "Autograder Specifications"; facts, in our words):
@@ -141,7 +142,7 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 root="${POSENC_AUTOGRADER_ROOT:-/autograder}"
 python="${POSENC_AUTOGRADER_PYTHON:-$root/venv/bin/python}"
 cd "$root"
-exec "$python" -m posenc.grader.gradescope run --root "$root"
+exec "$python" -m posenc.grader run-autograder --root "$root"
 """
 
 
@@ -362,11 +363,10 @@ def _pool(root: Path) -> tuple[ServerPool, str]:
 
 # ---------------------------------------------------------------------------------------------------
 # The commands
+# (subcommands of ``python -m posenc.grader``: see ``cli.parser``)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc.grader gradescope",
-                                     description="Build a Gradescope autograder (.zip) for one exercise set.")
+def add_bundle_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("set_id", help="the exercise set, e.g. ch01")
     parser.add_argument("--out", type=Path, default=None, help="the zip to write (default autograder_chNN.zip)")
     parser.add_argument("--extra-tests", type=Path, help="folder of private checks (.py files defining EXTRA)")
@@ -375,7 +375,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S")
     parser.add_argument("--timeout-per-notebook", type=float, default=300.0, metavar="S")
     parser.add_argument("--memory-mb", type=float, default=1024, metavar="M")
-    args = parser.parse_args(argv)
+
+
+def run_bundle(args: argparse.Namespace) -> int:
+    """``python -m posenc.grader gradescope chNN``: write the bundle."""
     out = args.out or Path(f"autograder_{args.set_id}.zip")
     try:
         names = build_bundle(args.set_id, out, args.extra_tests, private_visibility=args.private_visibility,
@@ -390,9 +393,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["run"]:
-        run_parser = argparse.ArgumentParser(prog="python -m posenc.grader.gradescope run")
-        run_parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_VARIABLE, "/autograder")))
-        sys.exit(run(run_parser.parse_args(sys.argv[2:]).root))
-    sys.exit(main())
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_VARIABLE, "/autograder")),
+                        help="the autograder's root (default /autograder)")
+
+
+def run_container(args: argparse.Namespace) -> int:
+    """``python -m posenc.grader run-autograder``: one submission, in Gradescope's container."""
+    return run(args.root)

@@ -50,7 +50,7 @@ NOBODY = 65534
 # the checks above all, is hidden; EMPTY_DIRS exist but are empty (``posenc.exercises`` lists its sets
 # from ``checks``; in a kernel it finds none).
 PACKAGE_FILES = ("__init__.py", "paths.py", "lib", "book", "exercises/__init__.py", "exercises/probe.py",
-                 "grader/__init__.py", "grader/worker.py", "grader/sandbox.py")
+                 "grader/__init__.py", "grader/worker.py", "grader/sandbox.py", "grader/status.py")
 EMPTY_DIRS = ("exercises/checks",)
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 

@@ -28,16 +28,13 @@ from posenc.exercises import SET_IDS, load_set
 from posenc.exercises.framework import FAILED, ExerciseSet, FunctionQuestion, Question, Result, built
 from posenc.exercises.probe import decode, encode
 from posenc.grader.kernel import ForkServer, Kernel, KernelError, Limits
+from posenc.grader.status import COURSE_CODE, DISK, FLAGS, KERNEL_DIED, MEMORY, TIMEOUT, combined
 from posenc.grader.submission import Cell, Submission, exercise_imports
 
 MAX_RESTARTS = 3
 # What a student reads when their code fails while a private check runs: nothing derived from the check's
 # inputs (no exit code, signal, limit or time), which the lecturer's report and the CSV keep.
 PRIVATE_TROUBLE = "a further check by your lecturer could not be completed on your code"
-
-# Flags of a graded submission (joined with "+" in the status column; "ok" when there is none).
-TIMEOUT, KERNEL_DIED, MEMORY, DISK, COURSE_CODE = (
-    "timeout", "kernel-died", "memory-limit", "disk-limit", "course-code")
 
 # Columns of the gradebook that a private check's id may not take.
 RESERVED_COLUMNS = {"file", "total", "percentage", "status", "message", "(maximum)"}
@@ -75,9 +72,7 @@ class Graded:
 
     @property
     def status(self) -> str:
-        if self.submission.problem:
-            return self.submission.problem
-        return "+".join(dict.fromkeys(self.flags)) or "ok"
+        return combined(self.submission.problem, self.flags)
 
     @property
     def total(self) -> float:
@@ -85,6 +80,8 @@ class Graded:
 
     def flag(self, flag: str, note: str, student: str | None = None) -> None:
         """Record a problem: ``note`` for the lecturer, ``student`` (default: the same) for the student."""
+        if flag not in FLAGS:
+            raise ValueError(f"unknown flag {flag!r}: one of {', '.join(FLAGS)}")
         self.flags.append(flag)
         self.notes.append(note)
         student = note if student is None else student

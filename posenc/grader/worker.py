@@ -40,6 +40,7 @@ import time
 import types
 
 import posenc.grader.sandbox as sandbox
+from posenc.grader.status import EMPTY, INVALID
 
 HEADER = struct.Struct("!Q")
 MAX_REQUEST = 512 * 2**20
@@ -525,7 +526,6 @@ MAX_CELLS = 5000
 MAX_PARSED_CELL = 2**20          # characters; a longer cell runs as it is (check calls and names unseen)
 SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
 CHECKER_CALL = re.compile(r"checker\(\s*['\"](ch\d\d)['\"]\s*\)")
-INVALID, EMPTY = "invalid", "empty"     # statuses of a file that is not a gradable notebook
 
 
 def parse_notebook(raw: bytes, filename: str) -> dict:
