@@ -128,7 +128,17 @@ def validate(data: dict) -> None:
         assert test["status"] == ("passed" if test["score"] == test["max_score"] else "failed")
         assert test["visibility"] in gradescope.VISIBILITIES
         assert isinstance(test["name"], str) and isinstance(test["output"], str)
-    assert data["score"] == pytest.approx(sum(t["score"] for t in tests))
+    counted = [t for t in tests if not (t["name"].startswith("Further check") and t["visibility"] == "hidden")]
+    assert data["score"] == pytest.approx(sum(t["score"] for t in counted))     # hidden checks: never in the total
+
+
+def corpus_module():
+    sys.path.insert(0, str(CORPUS))
+    try:
+        import make_corpus
+    finally:
+        sys.path.remove(str(CORPUS))
+    return make_corpus
 
 
 def by_name(results: dict) -> dict[str, dict]:
@@ -208,11 +218,7 @@ def test_setup_installs_pinned_run_time_dependencies_and_cpu_torch_where_the_set
 def runs(bundle):
     require_bwrap()
     alice = (ROOT / "solutions" / "ch01_sinusoids.ipynb").read_bytes()
-    sys.path.insert(0, str(CORPUS))
-    try:
-        import make_corpus
-    finally:
-        sys.path.remove(str(CORPUS))
+    make_corpus = corpus_module()
     checks = str(bundle["site"] / "posenc" / "exercises" / "checks")
     hostile = make_corpus.build(dict(answers={**make_corpus.ALL_RIGHT, "wavelength": HOSTILE.format(
         root=str(bundle["top"] / "runs" / "hostile"), checks=checks)}))
@@ -235,7 +241,7 @@ def test_a_correct_submission_gets_full_marks(runs):
     assert tests["q1"]["output"].startswith("[PASS] q1 (3/3)") and tests["q1"]["visibility"] == "visible"
     private = tests["Further check 1 by your lecturer"]
     assert private["visibility"] == "after_due_date" and private["output"] == "passed"
-    assert "Score: 14/14" in results["output"]
+    assert "12/12 (100%)" in results["output"] and "check 1:" not in results["output"]   # the course questions only
     assert results["extra_data"]["confinement"] == "bubblewrap" and results["extra_data"]["graded"] is True
     assert "Kernels confined by bubblewrap" in printed and str(package_dir()) not in printed   # the bundle's package
 
@@ -318,3 +324,91 @@ def test_the_command_builds_a_bundle_and_refuses_a_broken_private_check(tmp_path
     assert main(["gradescope", "ch01", "--out", str(tmp_path / "a.zip"), "--extra-tests", str(tmp_path / "private")]) == 2
     assert "its reference raised ZeroDivisionError" in capsys.readouterr().err and not (tmp_path / "a.zip").exists()
     assert main(["gradescope", "ch99", "--out", str(tmp_path / "a.zip")]) == 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue 32, item 1: what a student sees of results.json, for each visibility of the private checks
+
+PRIVATE_ONLY_WRONG = '''def wavelength(i, d_model, base=10000.0):
+    if base == 100.0:                       # right everywhere the course's own questions look
+        return 1.0
+    return 2 * np.pi * base ** (2 * i / d_model)
+'''
+
+
+def student_view(results: dict, *, due: bool = False, published: bool = False) -> dict:
+    """What a student sees of a results.json, by Gradescope's specification ("Controlling Test Case
+    Visibility"): a test whose visibility is visible, after_due_date once the due date has passed,
+    after_published once the grades are published, never a hidden one (an unset one takes the top level's);
+    the total score only while no after_due_date or after_published test is held back (hidden tests do not
+    hold it back); the top-level output at the top level's visibility; standard output at its own; never
+    extra_data."""
+    def shown(visibility: str) -> bool:
+        return visibility == "visible" or (visibility == "after_due_date" and due) or \
+            (visibility == "after_published" and published)
+
+    top = results.get("visibility", "visible")
+    tests = [t for t in results["tests"] if shown(t.get("visibility", top))]
+    held_back = any(t.get("visibility", top) in ("after_due_date", "after_published") and not shown(t.get("visibility", top))
+                    for t in results["tests"])
+    return {"output": results.get("output") if shown(top) else None, "tests": tests,
+            "score": None if held_back else results.get("score"),
+            "stdout": "(printed)" if shown(results.get("stdout_visibility", "hidden")) else None}
+
+
+@pytest.fixture(scope="module")
+def private_pair():
+    """Two ch01 notebooks with the same public answers, one of which fails the private check, graded in this
+    process (in bubblewrap) as the container grades them."""
+    require_bwrap()
+    from posenc.grader.session import Plan, ServerPool, Settings, grade_submission, load_extra_tests
+    from posenc.grader.submission import read_submission
+
+    make_corpus = corpus_module()
+    notebooks = {"right": make_corpus.build(dict(answers=make_corpus.ALL_RIGHT)),
+                 "private_wrong": make_corpus.build(dict(answers={**make_corpus.ALL_RIGHT,
+                                                                  "wavelength": PRIVATE_ONLY_WRONG}))}
+    top = Path(tempfile.mkdtemp(prefix="posenc-private-pair-"))
+    try:
+        (top / "private").mkdir()
+        (top / "private" / "checks.py").write_text(PRIVATE)
+        plan = Plan.make("ch01", load_extra_tests(top / "private"))
+        pool = ServerPool(sandboxed=True)
+        graded = {}
+        try:
+            for name, nb in notebooks.items():
+                path = top / name / "ch01_homework.ipynb"         # the same name: only the answers differ
+                path.parent.mkdir()
+                path.write_text(json.dumps(nb))
+                sub = read_submission(path, parse=pool.parse)
+                graded[name] = grade_submission(sub, plan, pool, Settings(seed=3))
+        finally:
+            pool.close()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    return plan, graded
+
+
+@pytest.mark.parametrize("visibility", gradescope.VISIBILITIES)
+def test_until_published_a_student_sees_nothing_that_depends_on_the_private_checks(private_pair, visibility):
+    plan, graded = private_pair
+    right, wrong = (graded[name] for name in ("right", "private_wrong"))
+    assert [r.points for r in right.results if not r.private] == [r.points for r in wrong.results if not r.private]
+    assert right.total > wrong.total                                           # the private check tells them apart
+    results = {name: gradescope.results_json(plan, g, [], visibility, "bubblewrap") for name, g in graded.items()}
+    for data in results.values():
+        validate(data)
+    before = {name: student_view(data) for name, data in results.items()}
+    if visibility == "visible":            # the lecturer chose to show them at once
+        assert before["right"] != before["private_wrong"]
+        return
+    assert before["right"] == before["private_wrong"], (before["right"], before["private_wrong"])
+    assert "Further check" not in json.dumps(before["right"]["tests"]) and "check 1:" not in before["right"]["output"]
+    assert "Further checks by your lecturer:" not in before["right"]["output"]
+    after = {name: student_view(data, due=True, published=True) for name, data in results.items()}
+    if visibility == "hidden":             # never shown, and never in Gradescope's total, which students see
+        assert after["right"] == after["private_wrong"]
+        assert results["right"]["score"] == sum(r.points for r in right.results if not r.private)
+    else:                                  # shown once due or published, total included
+        assert after["right"]["score"] == right.total and after["private_wrong"]["score"] == wrong.total
+        assert {t["name"]: t["output"] for t in after["private_wrong"]["tests"]}["Further check 1 by your lecturer"] == "failed"

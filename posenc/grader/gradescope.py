@@ -245,7 +245,13 @@ def _pick(folder: Path, set_id: str, pool: ServerPool) -> tuple[Submission | Non
 
 def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_visibility: str,
                  confinement: str) -> dict:
-    """Gradescope's results.json for one submission (see the module's docstring for the fields)."""
+    """Gradescope's results.json for one submission (see the module's docstring for the fields).
+
+    The private checks are tests of their own at ``private_visibility``; nothing else depends on them. The
+    top-level output (which students see at once) holds the course's questions only, and extra_data says
+    nothing of them. Gradescope holds the total score back while an after_due_date or after_published test
+    is held back, but shows it whatever hidden tests hold: with ``hidden``, the score is the course's
+    questions' alone (the checks' points are in each test and in the instructor's output)."""
     from posenc.grader.report import feedback_text
 
     tests, private_number = [], 0
@@ -264,18 +270,18 @@ def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_
             output = one_line(result.line(), 2000) if result else f"{NOT_GRADED}: {one_line(' '.join(reasons), 500)}"
             visibility = "visible"
         tests.append({"name": name, "number": str(number), "score": score, "max_score": float(question.points),
-                      "status": "passed" if passed else "failed", "output": output, "visibility": visibility})
-    if graded is not None and graded.submission.gradable:
-        output = feedback_text(graded, plan)
-    else:
-        output = "\n".join(one_line(r, 2000) for r in reasons)
-    total = sum(t["score"] for t in tests)
+                      "status": "passed" if passed else "failed", "output": output, "visibility": visibility,
+                      "private": question.private})
+    graded_ok = graded is not None and graded.submission.gradable
+    output = feedback_text(graded, plan, private=False) if graded_ok else "\n".join(one_line(r, 2000) for r in reasons)
+    counted = [t for t in tests if not (t["private"] and private_visibility == "hidden")]
+    for test in tests:
+        del test["private"]
     # No execution_time (optional) and no status flags here: how long grading took, or that a limit was hit,
     # could tell a student what a private check did; the instructor reads both on the autograder's output.
-    graded_ok = graded is not None and graded.submission.gradable
-    return {"score": total, "output": output, "visibility": "visible", "stdout_visibility": "hidden",
-            "tests": tests, "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement,
-                                           "graded": graded_ok}}
+    return {"score": sum(t["score"] for t in counted), "output": output, "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": tests,
+            "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement, "graded": graded_ok}}
 
 
 def run(root: Path) -> int:
