@@ -11,15 +11,13 @@ import contextlib
 import csv
 import io
 import json
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from posenc.grader.cli import main
 from tests.conftest import ROOT
-from tests.submissions import require_bwrap
+from tests.submissions import corpus_module, require_bwrap
 
 CORPUS = ROOT / "tests" / "submissions"
 PRIVATE = '''
@@ -47,14 +45,6 @@ if os.path.exists({stash!r}):
     os._exit(int(open({stash!r}).read()))
 '''
 
-
-def corpus_module():
-    sys.path.insert(0, str(CORPUS))
-    try:
-        import make_corpus
-    finally:
-        sys.path.remove(str(CORPUS))
-    return make_corpus
 
 
 def leaking_notebook(stash: str) -> dict:

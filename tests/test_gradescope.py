@@ -22,7 +22,7 @@ from posenc.exercises import SET_IDS, load_set
 from posenc.grader import gradescope
 from posenc.grader.sandbox import NOBODY, package_dir
 from tests.conftest import ROOT
-from tests.submissions import require_bwrap
+from tests.submissions import corpus_module, require_bwrap
 
 CORPUS = ROOT / "tests" / "submissions"
 SECRET = "PRIVATE-SECRET-71f3"
@@ -131,14 +131,6 @@ def validate(data: dict) -> None:
     counted = [t for t in tests if not (t["name"].startswith("Further check") and t["visibility"] == "hidden")]
     assert data["score"] == pytest.approx(sum(t["score"] for t in counted))     # hidden checks: never in the total
 
-
-def corpus_module():
-    sys.path.insert(0, str(CORPUS))
-    try:
-        import make_corpus
-    finally:
-        sys.path.remove(str(CORPUS))
-    return make_corpus
 
 
 def by_name(results: dict) -> dict[str, dict]:
