@@ -3,6 +3,10 @@
 * A private check's inputs must not come back to the student: a kernel restarted after a private check
   starts in a fresh, empty folder (with and without bubblewrap), and no exit code or cell reached after a
   private check has run reaches the student's feedback (the lecturer's report keeps it).
+* Memory: the judge and the notebook parser bound what they accept before they allocate: a 63 MB answer to a
+  choice question, a notebook with a 95 MB code cell.
+* A folder of hand-ins 1000 deep gets a row of its own and the run goes on; a fault of the grader's own is
+  an exit status of its own, never the 1 of "some files could not be graded".
 """
 
 from __future__ import annotations
@@ -119,3 +123,99 @@ def test_nothing_that_happens_after_a_private_check_reaches_the_student(tmp_path
     feedback = feedback_text(graded, plan)
     assert "201" not in feedback and "exited" not in feedback and "cell 1" not in feedback, feedback
     assert "a further check by your lecturer could not be completed" in feedback
+
+
+# ---------------------------------------------------------------------------------------------------
+# Memory: bounded before it is allocated
+
+
+def peak_while(action) -> tuple[object, int]:
+    """What ``action()`` returns, and the most memory Python allocated meanwhile (bytes)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = action()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("kind", ["choice", "value"])
+def test_the_judge_refuses_a_huge_answer_before_reading_it(kind):
+    """``"ab," * 21_000_000`` (63 MB) took the grading process to 1.5 GB and 18 s in read_choice; here a
+    1.2 MB one (under tracemalloc, which slows every allocation down) must not cost a copy of itself."""
+    from posenc.exercises import SET_IDS, load_set
+    from posenc.exercises.framework import ChoiceQuestion, ValueQuestion
+
+    wanted = ChoiceQuestion if kind == "choice" else ValueQuestion
+    question = next(q for s in SET_IDS for q in load_set(s).questions if type(q) is wanted)
+    for answer in ("ab," * 400_000, ["ab"] * 400_000):
+        (passed, message), peak = peak_while(lambda: question.judge([answer], 0))
+        assert not passed and "characters" in message, message
+        assert peak < 2**20, peak                    # not one copy of the answer
+
+
+def test_a_notebook_with_a_huge_code_cell_costs_the_grader_no_copy_of_it(tmp_path):
+    """One 95 MB code cell took the grading process to 897 MB (the reply carried the cell twice, the request
+    held it in base64): the notebook goes to the parsing kernel as it is, and the kernel refuses code beyond
+    what the grader reads before it replies."""
+    require_bwrap()
+    from posenc.grader.session import ServerPool
+    from posenc.grader.status import INVALID
+    from posenc.grader.submission import read_submission
+
+    nb = corpus_module().build(dict(answers={"sinusoidal_encoding": "x = 1\n" + "# padding\n" * 3_000_000}))
+    path = tmp_path / "ch01_huge.ipynb"
+    path.write_text(json.dumps(nb))
+    size = path.stat().st_size
+    pool = ServerPool(sandboxed=True)
+    try:
+        pool.get(None)
+        sub, peak = peak_while(lambda: read_submission(path, parse=pool.parse))
+    finally:
+        pool.close()
+    assert sub.problem == INVALID and "MB of code" in sub.message, sub.message
+    assert peak < 1.3 * size, (peak / size)          # the file's bytes, read once, and little else
+
+
+# ---------------------------------------------------------------------------------------------------
+# Odd folders and the grader's own faults
+
+
+def test_a_folder_too_deep_gets_a_row_and_the_run_goes_on(tmp_path):
+    hand_ins = tmp_path / "hand-ins"
+    hand_ins.mkdir()
+    (hand_ins / "ch01_alice.ipynb").write_bytes((CORPUS / "ch01_correct_alice.ipynb").read_bytes())
+    folders = [hand_ins / "nest"]
+    for _ in range(1000):
+        folders.append(folders[-1] / "d")
+    for folder in folders:                                # (pathlib's own mkdir and rmtree recurse)
+        folder.mkdir()
+    (folders[-1] / "ch01_buried.ipynb").write_bytes((CORPUS / "ch01_correct_alice.ipynb").read_bytes())
+    out = tmp_path / "grades.csv"
+    try:
+        status, printed, err = run_main([str(hand_ins), "--out", str(out), "--feedback-dir",
+                                         str(tmp_path / "feedback"), "--no-sandbox", "--jobs", "1", "--seed", "1"])
+    finally:
+        (folders[-1] / "ch01_buried.ipynb").unlink()
+        for folder in reversed(folders):
+            folder.rmdir()
+    assert status == 1, printed + err                          # one row could not be graded; the rest was
+    rows = read_rows(out)
+    assert rows["ch01_alice.ipynb"]["total"] == "12"
+    [deep_row] = [row for name, row in rows.items() if name.startswith("nest/")]
+    assert deep_row["status"] == "invalid" and "deeper than" in deep_row["message"], deep_row
+    assert len(list((tmp_path / "feedback").iterdir())) == 2 and "RecursionError" not in printed + err
+
+
+def test_a_fault_of_the_grader_s_own_is_not_the_exit_status_of_a_file_it_could_not_grade(tmp_path, monkeypatch):
+    import posenc.grader.cli as cli
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(cli, "find_submissions", broken)
+    status, printed, err = run_main([str(tmp_path), "--out", str(tmp_path / "g.csv"), "--no-sandbox"])
+    assert status == cli.GRADER_FAILED and status not in (0, 1, 2)
+    assert "the grader failed: RuntimeError: a bug of ours" in err and "please report" in err

@@ -14,7 +14,8 @@ judged here, in the grading process. Without bubblewrap the grader refuses to ru
 Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why;
 everything else was graded and written), 2 when nothing was graded because the command itself is wrong (no
 submissions, an unknown --set, notebooks of two sets without --set, a broken --extra-tests folder or
-roster, no bubblewrap or bubblewrap refused) or its output cannot be written.
+roster, no bubblewrap or bubblewrap refused) or its output cannot be written, 3 when the grader itself
+failed (a bug: please report it).
 """
 
 from __future__ import annotations
@@ -43,12 +44,16 @@ from posenc.grader.sandbox import SandboxError, find_bwrap
 from posenc.grader.session import (
     Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
 )
-from posenc.grader.status import GRADER_ERROR, NOT_NOTEBOOK, SYMLINK, UNKNOWN_SET, WRONG_SET
+from posenc.grader.status import GRADER_ERROR, INVALID, NOT_NOTEBOOK, SYMLINK, UNKNOWN_SET, WRONG_SET
 from posenc.grader.submission import SYMLINK_MESSAGE, Submission, read_submission, set_digest, template_sources
 
 NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
             "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or pass "
             "--no-sandbox to grade without it (see README: What the isolation does)")
+
+
+GRADER_FAILED = 3               # the exit status of a fault of the grader's own
+MAX_FOLDER_DEPTH = 32           # folders inside a hand-in folder (Canvas and Moodle nest one or two)
 
 
 @dataclass
@@ -57,6 +62,7 @@ class Found:
     name: str            # how the gradebook names it: printable, unique
     symlink: bool = False
     notebook: bool = True   # False: an upload found in a folder that is not named .ipynb (a PDF, .ipynb.txt)
+    problem: str = ""       # a folder that could not be searched: why (its row says it)
 
 
 def display_name(name: str) -> str:
@@ -71,31 +77,22 @@ def find_submissions(paths: list[str], exclude: tuple[Path, ...] = ()) -> list[F
 
     A symbolic link met in a folder, or named as a file, is listed (as a symlink) but not followed; a folder
     named on the command line is searched even if it is a link (it is the lecturer's). The same path named
-    twice is listed once.
+    twice is listed once. A folder that cannot be read, or lies deeper than MAX_FOLDER_DEPTH, is listed with
+    its problem (its row says why) and the search goes on.
     """
     found: list[Found] = []
     seen: set[str] = set()
     skip = [os.path.abspath(p) for p in exclude]       # what this run writes (a hand-in folder may hold it)
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            items = []
-            for folder, dirs, files in os.walk(path, followlinks=False):
-                dirs[:] = sorted((d for d in dirs if d != ".ipynb_checkpoints"), key=os.fsencode)
-                linked = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
-                for name in sorted(files + linked, key=os.fsencode):
-                    if name.startswith(".") or (name in linked and not name.endswith(".ipynb")):
-                        continue     # .DS_Store and other hidden files; a linked folder (never searched)
-                    file = Path(folder, name)
-                    items.append((file, file.relative_to(path).as_posix(), name.endswith(".ipynb")))
-        else:
-            items = [(path, path.name, True)]
-        for file, name, notebook in items:
-            key = os.path.abspath(file)
-            if key in seen or (not notebook and any(key == p or key.startswith(p + os.sep) for p in skip)):
+        items = _walk(path) if path.is_dir() else [Found(path, path.name)]
+        for item in items:
+            key = os.path.abspath(item.path)
+            if key in seen or (not item.notebook and any(key == p or key.startswith(p + os.sep) for p in skip)):
                 continue                # the same file named twice is graded once; our own output is no upload
             seen.add(key)
-            found.append(Found(file, name, os.path.islink(file), notebook))
+            item.symlink = not item.problem and os.path.islink(item.path)
+            found.append(item)
     counts = Counter(f.name for f in found)
     for f in found:
         if counts[f.name] > 1:
@@ -111,6 +108,49 @@ def find_submissions(paths: list[str], exclude: tuple[Path, ...] = ()) -> list[F
         names.add(name)
         f.name = name
     return found
+
+
+def _walk(top: Path) -> list[Found]:
+    """Everything ``top`` holds, folder by folder in name order (an explicit stack: no recursion, however
+    deep the folders go)."""
+    items: list[Found] = []
+    stack = [(top, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        name = folder.relative_to(top).as_posix()
+        if depth > MAX_FOLDER_DEPTH:
+            items.append(Found(folder, name, notebook=False, problem=(
+                f"a folder nested deeper than {MAX_FOLDER_DEPTH} folders: not searched (move its notebooks up)")))
+            continue
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: os.fsencode(e.name))
+        except OSError as exc:
+            items.append(Found(folder, name, notebook=False, problem=f"a folder that cannot be read "
+                                                                      f"({exc.strerror or exc}): not searched"))
+            continue
+        below = []
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name == ".ipynb_checkpoints":
+                continue            # .DS_Store, checkpoints and other hidden files
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_folder = False
+            if is_folder:
+                below.append((Path(entry.path), depth + 1))
+            elif not entry.is_symlink() or entry.name.endswith(".ipynb") or not _is_linked_folder(entry):
+                file = Path(entry.path)
+                items.append(Found(file, file.relative_to(top).as_posix(), notebook=entry.name.endswith(".ipynb")))
+        stack += reversed(below)
+    return items
+
+
+def _is_linked_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=True)
+    except OSError:
+        return False
 
 
 def mixed_sets(subs: list[Submission]) -> str | None:
@@ -403,6 +443,8 @@ def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
 
 def _read(found: Found, pool: ServerPool) -> Submission:
     """A submission read and parsed (in a kernel); never raises."""
+    if found.problem:
+        return Submission(found.path, found.name).refuse(INVALID, found.problem)
     if found.symlink:
         return Submission(found.path, found.name).refuse(SYMLINK, SYMLINK_MESSAGE)
     if not found.notebook:
@@ -525,6 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:      # the lecturer's input (extra tests, set): say what is wrong
         say(sys.stderr, f"error: {terminal_text(str(exc))}")
         return 2
+    except Exception as exc:       # a bug of ours: its own exit status, never "some files were not graded"
+        say(sys.stderr, f"error: the grader failed: {type(exc).__name__}: {terminal_text(str(exc))}; nothing "
+                        "was written; please report it (with the command you ran)")
+        return GRADER_FAILED
 
 
 if __name__ == "__main__":

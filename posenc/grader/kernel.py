@@ -264,14 +264,15 @@ class Kernel:
         clock["deadline"] += extra
         return True
 
-    def call(self, request: dict, timeout: float, wall: float | None = None) -> dict:
+    def call(self, request: dict, timeout: float, wall: float | None = None, payload: bytes | None = None) -> dict:
         """Send ``request`` with a time limit of ``timeout`` seconds of CPU and at most ``wall`` seconds of
         waiting (default: ``wall_seconds(timeout)``; time spent waiting for a CPU does not count); the
-        reply dict, or KernelError (the kernel is then dead). ``waited`` says how long it waited for a CPU."""
+        reply dict, or KernelError (the kernel is then dead). ``waited`` says how long it waited for a CPU.
+        ``payload``: bytes the request is about, sent as they are in a frame of their own (never copied)."""
         if not self.alive:
             raise KernelError("died", "the kernel is not running")
         self.next_id = secrets.randbits(62)      # unguessable: a frame forged in advance never matches
-        request = dict(request, id=self.next_id, timeout=timeout)
+        request = dict(request, id=self.next_id, timeout=timeout, payload=payload is not None)
         start, allowed = time.monotonic(), wall_seconds(timeout)
         budget = wall is not None and wall < allowed
         allowed = min(allowed, wall) if wall is not None else allowed
@@ -281,6 +282,9 @@ class Kernel:
         try:
             self.sock.settimeout(max(1.0, timeout))
             send_frame(self.sock, json.dumps(request).encode())
+            if payload is not None:
+                self.sock.sendall(HEADER.pack(len(payload)))
+                self.sock.sendall(payload)
             self.sock.setblocking(False)
         except OSError as exc:
             self.kill(grace=1.0)

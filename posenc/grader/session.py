@@ -9,7 +9,6 @@ total time per notebook (``Settings.timeout_per_notebook``).
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import errno
 import importlib.util
@@ -194,7 +193,7 @@ class Plan:
 
 
 # Reading a notebook happens in a kernel too, with these limits (it is untrusted input).
-PARSE_LIMITS = Limits(memory_mb=2048, file_mb=1, disk_mb=1, max_reply_mb=256, cpu_seconds=30)
+PARSE_LIMITS = Limits(memory_mb=2048, file_mb=1, disk_mb=1, max_reply_mb=64, cpu_seconds=30)
 PARSE_SECONDS = 10.0
 
 
@@ -245,8 +244,7 @@ class ServerPool:
         except (OSError, RuntimeError):
             kernel = self.get(None).spawn(PARSE_LIMITS, folder)
         try:
-            reply = kernel.call({"op": "parse", "data": base64.b64encode(raw).decode("ascii"),
-                                 "filename": filename}, PARSE_SECONDS)
+            reply = kernel.call({"op": "parse", "filename": filename}, PARSE_SECONDS, payload=raw)
         except KernelError as exc:
             raise ValueError(f"the parser {kernel.death() if exc.kind == 'died' else exc.message}") from None
         finally:

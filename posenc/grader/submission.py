@@ -81,13 +81,12 @@ def read_bytes(path: Path) -> bytes:
         if info.st_size > MAX_FILE_BYTES:
             raise OSError(0, f"the file is {info.st_size / 2**20:.0f} MB, too large for a notebook "
                              f"(limit {MAX_FILE_BYTES // 2**20} MB)")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_FILE_BYTES:
-                raise OSError(0, f"the file is over {MAX_FILE_BYTES // 2**20} MB, too large for a notebook")
-        return b"".join(chunks)
+        data = os.read(fd, info.st_size + 1)           # in one piece: never a second copy of a large file
+        while len(data) <= MAX_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):     # (it grew meanwhile)
+            data += chunk
+        if len(data) > MAX_FILE_BYTES:
+            raise OSError(0, f"the file is over {MAX_FILE_BYTES // 2**20} MB, too large for a notebook")
+        return data
     finally:
         os.close(fd)
 
@@ -128,6 +127,7 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
         if not isinstance(item, list) or len(item) != 6:
             raise ValueError("the parser's answer is malformed")
         cell_id, source, code, defines, checks, print_ = item
+        code = source if code is None else code
         if not (isinstance(cell_id, str) and isinstance(source, str) and isinstance(code, str)
                 and isinstance(defines, list) and isinstance(checks, list) and isinstance(print_, str)):
             raise ValueError("the parser's answer is malformed")
