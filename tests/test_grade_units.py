@@ -392,3 +392,13 @@ def test_the_command_line_has_subcommands_and_grade_is_the_default(tmp_path, cap
     assert set(commands) == {"grade", "gradescope", "run-autograder"}
     for argv in ([str(tmp_path), "--out", str(tmp_path / "g.csv")], ["grade", str(tmp_path), "--out", str(tmp_path / "g.csv")]):
         assert main(argv) == 2 and "no .ipynb submissions" in capsys.readouterr().err
+
+
+def test_a_shortened_line_ends_after_a_whole_word():
+    from posenc.grader.report import one_line
+
+    text = "the grader's fork server did not start inside bubblewrap because it was refused " * 5
+    short = one_line(text, 100)
+    assert len(short) <= 100 and short.endswith("\u2026") and text.startswith(short[:-1])
+    assert text[len(short) - 1] == " "                         # the cut falls between two words
+    assert one_line("short enough", 100) == "short enough"

@@ -404,3 +404,23 @@ def test_until_published_a_student_sees_nothing_that_depends_on_the_private_chec
     else:                                  # shown once due or published, total included
         assert after["right"]["score"] == right.total and after["private_wrong"]["score"] == wrong.total
         assert {t["name"]: t["output"] for t in after["private_wrong"]["tests"]}["Further check 1 by your lecturer"] == "failed"
+
+
+def test_the_instructor_s_output_says_why_bubblewrap_failed_in_whole_sentences_and_no_host_fixes(bundle):
+    """Inside Gradescope's container a refused bubblewrap is routine: the output says so with bubblewrap's
+    own words, cut at no word, and suggests no sysctl or AppArmor change (a container cannot make one)."""
+    place = Path(tempfile.mkdtemp(dir="/var/tmp"))          # reachable by nobody, not under /tmp
+    try:
+        place.chmod(0o755)
+        fake = place / "bwrap"
+        fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+        fake.chmod(0o755)
+        results, printed = run_autograder(bundle, "refused_bwrap", {"ch01_sinusoids.ipynb": (
+            ROOT / "solutions" / "ch01_sinusoids.ipynb").read_bytes()}, POSENC_BWRAP=str(fake),
+            **{gradescope.USER_VARIABLE: "0"})
+    finally:
+        shutil.rmtree(place)
+    line = next(line for line in printed.splitlines() if line.startswith("bubblewrap cannot run"))
+    assert "setting up uid map: Permission denied" in line and line.endswith("using the container's own isolation")
+    assert "sysctl" not in printed and "apparmor" not in printed.lower(), printed
+    assert results["score"] == load_set("ch01").max_points + 2          # graded all the same, without it

@@ -352,8 +352,8 @@ def _pool(root: Path) -> tuple[ServerPool, str]:
             return pool, "bubblewrap"
         except SandboxError as exc:
             pool.close()
-            print(f"bubblewrap cannot run in this container ({one_line(exc, 300)}); using the container's "
-                  "own isolation")
+            print(f"bubblewrap cannot run in this container ({one_line(exc.message, 300)}); using the "
+                  "container's own isolation")       # (exc.hint: what to change on a machine of one's own)
     user = None
     if os.geteuid() == 0:
         _harden(root)

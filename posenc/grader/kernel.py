@@ -117,8 +117,8 @@ class ForkServer:
             self.close()
             err = self.process.stderr.read().decode(errors="replace")[-2000:].strip()
             where = "inside bubblewrap " if sandboxed else ""
-            raise sandbox.SandboxError(f"the grader's fork server did not start {where}({err or 'no message'})"
-                                       + (sandbox.userns_hint(err) if sandboxed else ""))
+            raise sandbox.SandboxError(f"the grader's fork server did not start {where}({err or 'no message'})",
+                                       sandbox.userns_hint(err) if sandboxed else "")
         self.info = json.loads(data)
         self.process.stderr.close()
         if sandboxed and self.info.get("isolation_error"):

@@ -47,7 +47,17 @@ def one_line(text, limit: int = MAX_LINE) -> str:
     """``text`` as one line whose blanks are single spaces: a student's text (an exception message, a cell
     id, a file name) can never start a line of its own, so it cannot forge a grader's "[PASS] q1 (3/3)" or
     "Score: 12/12" line in the feedback or on the terminal."""
-    return _BLANKS.sub(" ", clean(text)).strip()[:limit]
+    return shorten(_BLANKS.sub(" ", clean(text)).strip(), limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: cut after a whole word (unless that loses over half of it),
+    with "…" where it was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
 
 
 def terminal_text(text) -> str:

@@ -62,7 +62,12 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 
 
 
 class SandboxError(RuntimeError):
-    """The sandbox cannot be set up on this machine."""
+    """The sandbox cannot be set up on this machine: ``message`` says why, ``hint`` (part of the text) what a
+    lecturer can change on their own machine (never in a container, where it cannot be changed)."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message + hint)
+        self.message, self.hint = message, hint
 
 
 def _libc():
