@@ -6,7 +6,9 @@ checked field by field against Gradescope's specification (see posenc/grader/gra
 
 from __future__ import annotations
 
-import ast
+import contextlib
+import csv
+import io
 import json
 import os
 import shutil
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from posenc.exercises import SET_IDS, load_set
+from posenc.exercises import load_set
 from posenc.grader import gradescope
 from posenc.grader.sandbox import NOBODY, package_dir
 from tests.conftest import ROOT
@@ -154,56 +156,28 @@ def test_the_bundle_holds_what_gradescope_needs_and_nothing_else(bundle):
     assert config["set"] == "ch01" and config["private"] == ["p1"] and config["private_visibility"] == "after_due_date"
 
 
-def _imports_torch(module: str, seen: set[str]) -> bool:
-    """Static: whether ``module`` (of posenc) imports torch at top level, itself or through posenc modules."""
-    if module in seen:
-        return False
-    seen.add(module)
-    parts = module.split(".")
-    path = package_dir().parent.joinpath(*parts)
-    file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-    if not file.exists():
-        return False
-    for node in ast.parse(file.read_text()).body:
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("posenc"):
-            names += [f"{node.module}.{a.name}" for a in node.names]
-        for name in names:
-            if name == "torch" or name.startswith("torch."):
-                return True
-            if name.startswith("posenc") and _imports_torch(name, seen):
-                return True
-    return False
+def test_setup_installs_what_a_notebook_may_import_pinned_and_cpu_torch_whatever_the_set(bundle):
+    """One environment wherever a notebook is graded: the package's run-time dependencies and its torch
+    extra (pyproject.toml), for ch01 too, each pinned as constraints.txt pins it, torch as its CPU build."""
+    import tomllib
 
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
 
-def test_setup_installs_pinned_run_time_dependencies_and_cpu_torch_where_the_set_needs_it(bundle):
     script = (bundle["source"] / "setup.sh").read_text()
     assert subprocess.run(["bash", "-n", str(bundle["source"] / "setup.sh")]).returncode == 0
     assert "python3.11 python3.11-venv bubblewrap" in script and "-r requirements.txt -c constraints.txt" in script
     assert "--no-deps posenc-" in script
     pins = (ROOT / "constraints.txt").read_text().splitlines()
-    requirements = (bundle["source"] / "requirements.txt").read_text().split()
-    assert requirements and all(r in pins for r in requirements)        # ch01: no torch, every line pinned
+    lines = (bundle["source"] / "requirements.txt").read_text().splitlines()
+    torch_pin = next(p for p in pins if p.startswith("torch=="))
+    assert lines[:2] == [f"--extra-index-url {gradescope.TORCH_INDEX}", torch_pin + "+cpu"]
+    assert all(line in pins for line in lines[2:])
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {canonicalize_name(Requirement(r).name)
+                for r in project["dependencies"] + project["optional-dependencies"]["torch"]}
+    assert {canonicalize_name(Requirement(line).name) for line in lines[1:]} == declared
     assert (bundle["source"] / "constraints.txt").read_text() == (ROOT / "constraints.txt").read_text()
-    from posenc.grader.submission import exercise_imports
-
-    def static(set_id: str) -> bool:      # its checks, or its notebook's imports, import torch
-        seen: set[str] = set()
-        return any(m == "torch" or m.startswith("torch.") or _imports_torch(m, seen)
-                   for m in [f"posenc.exercises.checks.{set_id}", *exercise_imports(set_id)])
-
-    expected = {set_id: static(set_id) for set_id in SET_IDS}
-    assert not expected["ch01"] and expected["ch04"]
-    # One set of each kind in a fresh interpreter (3 s each): none, through posenc.lib only, directly.
-    through_lib = next(s for s in SET_IDS if expected[s] and "torch" not in exercise_imports(s))
-    for set_id in ("ch01", through_lib, "ch04"):
-        torch = expected[set_id]
-        assert gradescope.needs_torch(set_id) == torch, set_id
-        if torch:
-            lines = gradescope.runtime_requirements(set_id, ROOT, torch=True)
-            torch_pin = next(p for p in pins if p.startswith("torch=="))
-            assert lines[:2] == [f"--extra-index-url {gradescope.TORCH_INDEX}", torch_pin + "+cpu"]
 
 
 @pytest.fixture(scope="module")
@@ -424,3 +398,86 @@ def test_the_instructor_s_output_says_why_bubblewrap_failed_in_whole_sentences_a
     assert "setting up uid map: Permission denied" in line and line.endswith("using the container's own isolation")
     assert "sysctl" not in printed and "apparmor" not in printed.lower(), printed
     assert results["score"] == load_set("ch01").max_points + 2          # graded all the same, without it
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue 32, item 2: one grade wherever graded
+
+TORCH_ANSWER = '''import torch
+
+def sinusoidal_encoding(n_positions, d_model):
+    positions = torch.arange(n_positions, dtype=torch.float64)[:, None]
+    pairs = (torch.arange(d_model) // 2).to(torch.float64)
+    angles = positions / torch.pow(torch.tensor(10000.0, dtype=torch.float64), 2 * pairs / d_model)
+    return torch.where(torch.arange(d_model) % 2 == 0, torch.sin(angles), torch.cos(angles)).numpy()
+'''
+
+
+def bundle_environment(requirements: Path, folder: Path) -> Path:
+    """A Python environment that holds what the bundle's requirements.txt installs and nothing else (their
+    distributions and everything they require, linked from this environment: no download), as setup.sh
+    makes /autograder/venv; its interpreter."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(folder)],
+                   check=True, timeout=120)
+    site = next(folder.glob("lib/python3*/site-packages"))
+    wanted = [Requirement(line).name for line in requirements.read_text().splitlines()
+              if line.strip() and not line.startswith(("-", "#"))]
+    seen: dict[str, metadata.Distribution] = {}
+    while wanted:
+        name = canonicalize_name(wanted.pop())
+        if name in seen:
+            continue
+        seen[name] = dist = metadata.distribution(name)
+        for text in dist.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                wanted.append(requirement.name)
+    for dist in seen.values():
+        here = Path(dist.locate_file(""))
+        for top in {Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}:
+            if not (site / top).exists():
+                (site / top).symlink_to(here / top)
+    return folder / "bin" / "python"
+
+
+def test_one_set_of_notebooks_gets_one_grade_inline_locally_and_in_the_bundle(bundle, tmp_path):
+    """The same notebooks (one answers q1 with torch, as a Colab student may; one holds typical mistakes)
+    graded by the inline check(), by the command (make grade) and by the bundle in an environment made of
+    what its setup.sh installs: the same points for every question."""
+    from posenc.exercises import load_set
+    from posenc.exercises.authoring import notebook_namespace
+
+    make_corpus = corpus_module()
+    notebooks = {"ch01_torch_tina.ipynb": json.dumps(make_corpus.build(dict(answers={
+                     **make_corpus.ALL_RIGHT, "sinusoidal_encoding": TORCH_ANSWER}))).encode(),
+                 "ch01_mistakes_carol.ipynb": (CORPUS / "ch01_mistakes_carol.ipynb").read_bytes()}
+    folder = tmp_path / "hand-ins"
+    folder.mkdir()
+    for name, data in notebooks.items():
+        (folder / name).write_bytes(data)
+    exercise_set = load_set("ch01")
+    inline = {name: {q.qid: q.grade(notebook_namespace(folder / name), 0).points for q in exercise_set.questions}
+              for name in notebooks}
+    assert inline["ch01_torch_tina.ipynb"]["q1"] == 3                    # torch is part of the course
+    from posenc.grader.cli import main
+
+    out = tmp_path / "grades.csv"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([str(folder), "--out", str(out), "--extra-tests", str(bundle["top"] / "private"), "--seed", "7",
+                     "--set", "ch01", "--jobs", "2", "--timeout-per-question", "5", "--no-sandbox"]) == 0
+    with open(out, newline="", encoding="utf-8-sig") as handle:
+        local = {row["file"]: row for row in csv.DictReader(handle)}
+    python = bundle_environment(bundle["source"] / "requirements.txt", tmp_path / "venv")
+    for name, data in notebooks.items():
+        results, printed = run_autograder(bundle, f"parity_{name}", {name: data}, POSENC_BWRAP="none",
+                                          **{gradescope.USER_VARIABLE: "0", gradescope.PYTHON_VARIABLE: str(python)})
+        in_bundle = {t["name"].split(":")[0]: t["score"] for t in results["tests"]}
+        for qid, points in inline[name].items():
+            assert in_bundle[qid] == points == float(local[name][qid]), (name, qid, in_bundle, local[name], printed)
+        assert in_bundle["Further check 1 by your lecturer"] == float(local[name]["p1"])
+        assert results["score"] == float(local[name]["total"])

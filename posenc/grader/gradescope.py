@@ -70,22 +70,6 @@ NOT_GRADED = "not graded"
 # The bundle
 
 
-def needs_torch(set_id: str) -> bool:
-    """Whether grading the set imports torch: its checks (in the grading process) or its notebook's imports
-    (in the kernels), directly or through posenc.lib's modules. Asked of a fresh interpreter."""
-    code = ("import importlib, sys\n"
-            "from posenc.exercises import load_set\n"
-            "from posenc.grader.session import ServerPool\n"
-            f"load_set({set_id!r})\n"
-            f"for name in ServerPool.warm_modules({set_id!r}):\n"
-            "    importlib.import_module(name)\n"
-            "print('torch' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise UsageError(f"cannot tell what {set_id} imports: {done.stderr.strip()[-500:]}")
-    return done.stdout.split()[-1] == "True"
-
-
 def _pins(constraints: str) -> dict[str, str]:
     pins = {}
     for line in constraints.splitlines():
@@ -95,25 +79,30 @@ def _pins(constraints: str) -> dict[str, str]:
     return pins
 
 
-def runtime_requirements(set_id: str, checkout: Path, torch: bool | None = None) -> list[str]:
-    """requirements.txt of the bundle: the package's run-time dependencies pinned as constraints.txt pins
-    them, and where the set needs torch its CPU build (from PyTorch's CPU index, as binder/ takes it: the
-    default build brings several GB of CUDA libraries); torch's own dependencies come from PyPI, pinned by
-    constraints.txt."""
-    import tomllib
-
-    project = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]
-    names = [re.match(r"[A-Za-z0-9_.\-]+", dep)[0] for dep in project["dependencies"]]
-    if needs_torch(set_id) if torch is None else torch:
-        names.insert(0, "torch")
+def runtime_requirements(checkout: Path) -> list[str]:
+    """requirements.txt of the bundle: what a student's notebook may import, whatever the set (one grade
+    wherever graded: a ch01 answer may use torch, as it may in Colab, on Binder and in make grade). That is
+    the course package's run-time dependencies and its ``torch`` extra (pyproject.toml, the one place they
+    are declared), pinned as constraints.txt pins them, torch as its CPU build (from PyTorch's CPU index,
+    as binder/ takes it: the default build brings several GB of CUDA libraries); torch's own dependencies
+    come from PyPI, pinned by constraints.txt."""
+    names = [re.match(r"[A-Za-z0-9_.\-]+", dep)[0] for dep in notebook_requirements(checkout)]
     pins = _pins((checkout / "constraints.txt").read_text())
     missing = [n for n in names if re.sub(r"[-_.]+", "-", n).lower() not in pins]
     if missing:
         raise UsageError(f"constraints.txt pins no version of {', '.join(missing)}")
     lines = [pins[re.sub(r"[-_.]+", "-", n).lower()] for n in names]
-    if "torch" in names:
-        lines = [f"--extra-index-url {TORCH_INDEX}", lines[0] + "+cpu", *lines[1:]]
-    return lines
+    return [f"--extra-index-url {TORCH_INDEX}", *(line + "+cpu" if line.startswith("torch==") else line
+                                                  for line in lines)]
+
+
+def notebook_requirements(checkout: Path) -> list[str]:
+    """What a student's notebook may import, as pyproject.toml declares it: the package's dependencies and
+    its torch extra (their ranges; constraints.txt pins the versions tested)."""
+    import tomllib
+
+    project = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]
+    return [*project["optional-dependencies"]["torch"], *project["dependencies"]]
 
 
 def setup_script(requirements: list[str], wheel: str) -> str:
@@ -169,7 +158,7 @@ def build_bundle(set_id: str, out: Path, extra_tests: Path | None = None, settin
     extras = load_extra_tests(extra_tests) if extra_tests else []
     plan = Plan.make(set_id, extras)          # private checks that do not fit stop here, as in a run
     plan.check_private(0)
-    requirements = runtime_requirements(set_id, checkout)
+    requirements = runtime_requirements(checkout)
     config = {"set": set_id, "title": load_set(set_id).title, "private_visibility": private_visibility,
               "settings": settings or {}, "private": [q.qid for q in plan.questions if q.private]}
     with tempfile.TemporaryDirectory() as scratch:
