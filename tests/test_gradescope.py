@@ -271,6 +271,8 @@ def test_without_bubblewrap_as_root_what_decides_a_score_is_closed_to_the_kernel
 
     assert cat(checks / "ch01.py") != 0 and cat(root / "source" / "private" / "checks.py") != 0
     assert cat(checks / "__init__.py") == 0 and cat(bundle["site"] / "posenc" / "lib" / "__init__.py") == 0
+    listed = subprocess.run(["ls", str(checks)], user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True)
+    assert listed.returncode != 0 and b"ch01" not in listed.stdout            # not even the checks' names
     results, printed = run_autograder(bundle, "as_nobody", {"a.ipynb": (CORPUS / "ch01_mistakes_carol.ipynb").read_bytes()},
                                       POSENC_BWRAP="none")
     if gradescope._runs_python(NOBODY):
@@ -415,7 +417,7 @@ def sinusoidal_encoding(n_positions, d_model):
 
 def bundle_environment(requirements: Path, folder: Path) -> Path:
     """A Python environment that holds what the bundle's requirements.txt installs and nothing else (their
-    distributions and everything they require, linked from this environment: no download), as setup.sh
+    distributions and everything they require, hard-linked from this environment: no download), as setup.sh
     makes /autograder/venv; its interpreter."""
     from importlib import metadata
 
@@ -437,11 +439,21 @@ def bundle_environment(requirements: Path, folder: Path) -> Path:
             requirement = Requirement(text)
             if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
                 wanted.append(requirement.name)
+    def link(source, target):           # hard links: the files are the venv's own (Landlock reads by path)
+        try:
+            os.link(source, target)
+        except OSError:                 # another file system
+            shutil.copy2(source, target)
+
     for dist in seen.values():
         here = Path(dist.locate_file(""))
         for top in {Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}:
-            if not (site / top).exists():
-                (site / top).symlink_to(here / top)
+            if (site / top).exists() or not (here / top).exists():
+                continue
+            if (here / top).is_dir():
+                shutil.copytree(here / top, site / top, copy_function=link, symlinks=True)
+            else:
+                link(here / top, site / top)
     return folder / "bin" / "python"
 
 

@@ -17,6 +17,12 @@ What Gradescope's autograder specification asks, as this module relies on it (gr
   ``tests``, each with ``score``, ``max_score``, ``status`` ("passed"/"failed"), ``name``, ``number``,
   ``output``, ``tags`` and ``visibility``; a visibility is one of "hidden", "after_due_date",
   "after_published" or "visible".
+* visibility ("Controlling Test Case Visibility"): the top level's is the default of every test, a test's own
+  overrides it; "hidden" tests are never shown, "after_due_date" ones once the due date has passed,
+  "after_published" ones once the grades are published; while a test is held back the student does not see
+  the total score, but hidden tests do not hold it back (they are meant to carry no points); ``score``
+  overrides the tests' total. So the private checks are tests of their own at the chosen visibility, the
+  top-level output holds nothing that depends on them, and with "hidden" the score leaves them out.
 
 **Confinement in the container.** Gradescope runs the container as root and grades one submission in it,
 so there is no classmate to protect inside it; what must be protected is the autograder itself: the
@@ -192,8 +198,9 @@ def build_bundle(set_id: str, out: Path, extra_tests: Path | None = None, settin
 
 def _harden(root: Path) -> list[str]:
     """Without bubblewrap, as root: what decides a score made readable by root only (the kernels run as
-    nobody): every check module of the installed package (and its bytecode; ``checks/__init__.py`` stays,
-    so that the set names can still be listed) and the bundle (private checks, configuration). Only an
+    nobody): every check module of the installed package (and its bytecode; ``checks/__init__.py`` stays
+    importable, but the folder cannot be listed: not even the checks' names) and the bundle (private
+    checks, configuration). Only an
     installed copy of the package is changed, never a checkout's."""
     checks = package_dir() / "exercises" / "checks"
     if (package_dir().parent / "pyproject.toml").exists():
@@ -206,6 +213,7 @@ def _harden(root: Path) -> list[str]:
             if not (folder == str(checks) and name == "__init__.py"):
                 os.chmod(os.path.join(folder, name), stat.S_IRUSR | stat.S_IWUSR)
                 done.append(os.path.join(folder, name))
+    os.chmod(checks, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)   # its __init__ importable, its names unlisted
     for path in (root / "source", root / "results"):
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, stat.S_IRWXU)
@@ -366,7 +374,9 @@ def add_bundle_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="the zip to write (default autograder_chNN.zip)")
     parser.add_argument("--extra-tests", type=Path, help="folder of private checks (.py files defining EXTRA)")
     parser.add_argument("--private-visibility", default="after_due_date", choices=VISIBILITIES,
-                        help="when students see whether each private check passed (default after_due_date)")
+                        help="when students see whether each private check passed, and the total with their "
+                             "points (default after_due_date; hidden: never, and Gradescope's score leaves "
+                             "their points out, since Gradescope shows the total whatever hidden tests hold)")
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S")
     parser.add_argument("--timeout-per-notebook", type=float, default=300.0, metavar="S")
     parser.add_argument("--memory-mb", type=float, default=1024, metavar="M")

@@ -392,7 +392,8 @@ class _Session:
             self.graded.flag(TIMEOUT, f"the kernel did not stop when its time ran out ({limit:g} s) {where}; "
                                       "it was restarted", student)
             return "it did not stop in time"
-        how = self.kernel.death() if exc.kind == "died" else f"sent {exc.message}"
+        how = self.kernel.death() if exc.kind == "died" else exc.message if exc.kind == "limit" else \
+            f"sent {exc.message}"
         self.graded.flag(KERNEL_DIED, f"the kernel {how} {where}; it was restarted", student)
         return f"the kernel {how}"
 

@@ -433,7 +433,7 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
         confinement.append("bubblewrap: own user, PID, mount, network and IPC namespaces; sees only the "
                            "Python environment and the course library; a private tmpfs as its folder")
     if setup.get("confine", True):
-        confinement += sandbox.confine(workdir)
+        confinement += sandbox.confine(workdir, None if isolated else sandbox.readable_paths(workdir))
     confinement += limits
     namespace["__name__"] = "__main__"
     out = _CappedText()
