@@ -8,9 +8,10 @@ Debian's and PyPI's archives), as root, on a root file system made beforehand:
     debootstrap --variant=minbase bookworm /var/tmp/debian12 http://deb.debian.org/debian
     POSENC_CLEAN_ROOT=/var/tmp/debian12 .venv/bin/python -m pytest tests/test_gradescope_clean_root.py
 
-The folder is changed (setup.sh installs into it, /autograder is made anew each run); pip's configuration
-and local wheel folders of this machine (/etc/pip.conf, PIP_FIND_LINKS) are lent to it, and the PyTorch CPU
-index is asked once, briefly (where it cannot be reached, torch comes from those wheels or PyPI).
+The folder is changed (setup.sh installs into it, /autograder is made anew each run); pip's configuration,
+certificates and local wheel folders of this machine (/etc/pip.conf, PIP_CERT, PIP_FIND_LINKS) are lent to
+it, and the PyTorch CPU index is asked once, briefly (where it cannot be reached, torch comes from those
+wheels or PyPI).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def clean_root(tmp_path_factory):
         shutil.copy("/etc/resolv.conf", root / "etc" / "resolv.conf")
         if Path("/etc/pip.conf").exists():
             shutil.copy("/etc/pip.conf", root / "etc" / "pip.conf")
+        if os.environ.get("PIP_CERT"):         # this machine's certificates (setup.sh installs Debian's own)
+            shutil.copy(os.environ["PIP_CERT"], root / "etc" / "pip-host-certificates.crt")
         start = time.monotonic()
         setup = chroot(root, ["bash", "/autograder/source/setup.sh"], cwd="/autograder/source", timeout=3600)
         setup_seconds = time.monotonic() - start
@@ -95,6 +98,8 @@ def chroot(root: Path, command: list[str], cwd: str = "/", env: dict | None = No
                    **{k: v for k, v in os.environ.items() if k.startswith("PIP_") and k not in ("PIP_RETRIES",
                                                                                                "PIP_TIMEOUT")},
                    **(env or {})}
+    if (root / "etc" / "pip-host-certificates.crt").exists():
+        environment["PIP_CERT"] = "/etc/pip-host-certificates.crt"
     return subprocess.run(["chroot", str(root), "bash", "-c", f"cd {cwd} && exec \"$@\"", "-", *command],
                           env=environment, capture_output=True, text=True, timeout=timeout)
 
