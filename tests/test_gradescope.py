@@ -327,8 +327,8 @@ def student_view(results: dict, *, due: bool = False, published: bool = False) -
 @pytest.fixture(scope="module")
 def private_pair():
     """Two ch01 notebooks with the same public answers, one of which fails the private check, graded in this
-    process (in bubblewrap) as the container grades them."""
-    require_bwrap()
+    process as the container grades them (in bubblewrap where it is installed)."""
+    from posenc.grader.sandbox import find_bwrap
     from posenc.grader.session import Plan, ServerPool, Settings, grade_submission, load_extra_tests
     from posenc.grader.submission import read_submission
 
@@ -341,7 +341,7 @@ def private_pair():
         (top / "private").mkdir()
         (top / "private" / "checks.py").write_text(PRIVATE)
         plan = Plan.make("ch01", load_extra_tests(top / "private"))
-        pool = ServerPool(sandboxed=True)
+        pool = ServerPool(sandboxed=find_bwrap() is not None)
         graded = {}
         try:
             for name, nb in notebooks.items():

@@ -2,6 +2,12 @@
 ``setup.sh`` as root in a chroot of a fresh Debian 12, then ``run_autograder`` once per submission there; the
 scores must be those the command gives on this machine.
 
+Tried by hand on the 2-core machine under load (another 8 jobs): debootstrap --variant=minbase took 278 s,
+setup.sh 208 s (torch from the machine's local wheels: PyTorch's index cannot be reached there); bubblewrap
+was refused in the chroot ("make / private: Invalid argument"; no user namespace can be made in a chroot),
+so the kernels ran as nobody; the solution got 14/14, typical mistakes 4/14 and an answer using torch 14/14,
+as with the command.
+
 Opt-in (it installs Python, bubblewrap and the pinned packages, torch included: minutes, and the network to
 Debian's and PyPI's archives), as root, on a root file system made beforehand:
 
@@ -117,8 +123,9 @@ def run_in_root(root: Path, name: str, data: bytes, **env) -> tuple[dict, str]:
     return results, done.stdout
 
 
-@pytest.mark.parametrize("route", ["as Gradescope finds it", "without bubblewrap"])
-def test_the_bundle_in_a_clean_debian_12_grades_as_the_command_does(clean_root, route):
+def test_the_bundle_in_a_clean_debian_12_grades_as_the_command_does(clean_root):
+    """In a chroot bubblewrap is refused (no user namespace can be made there, as in most containers), so
+    this is the route Gradescope usually takes: kernels as nobody, with the limits, Landlock and seccomp."""
     from posenc.grader.cli import main
 
     make_corpus = corpus_module()
@@ -126,7 +133,7 @@ def test_the_bundle_in_a_clean_debian_12_grades_as_the_command_does(clean_root, 
                  "ch01_mistakes_carol.ipynb": (CORPUS / "ch01_mistakes_carol.ipynb").read_bytes(),
                  "ch01_torch_tina.ipynb": json.dumps(make_corpus.build(dict(answers={
                      **make_corpus.ALL_RIGHT, "sinusoidal_encoding": TORCH_ANSWER}))).encode()}
-    top = clean_root["top"] / route.replace(" ", "_")
+    top = clean_root["top"] / "class"
     (top / "hand-ins").mkdir(parents=True)
     for name, data in notebooks.items():
         (top / "hand-ins" / name).write_bytes(data)
@@ -136,12 +143,11 @@ def test_the_bundle_in_a_clean_debian_12_grades_as_the_command_does(clean_root, 
                      "--seed", "7", "--set", "ch01", "--jobs", "2", "--no-sandbox"]) == 0
     with open(out, newline="", encoding="utf-8-sig") as handle:
         local = {row["file"]: row for row in csv.DictReader(handle)}
-    env = {} if route == "as Gradescope finds it" else {"POSENC_BWRAP": "none"}
     for name, data in notebooks.items():
-        results, printed = run_in_root(clean_root["root"], name, data, **env)
+        results, printed = run_in_root(clean_root["root"], name, data)
         scores = {t["name"].split(":")[0]: t["score"] for t in results["tests"]}
         for qid in [q for q in local[name] if q.startswith("q")]:
             assert scores[qid] == float(local[name][qid]), (name, qid, scores, printed)
         assert results["score"] == float(local[name]["total"]), (name, printed)
-        print(f"{route}: {name}: {results['score']} ({results['extra_data']['confinement']}); "
+        print(f"{name}: {results['score']} ({results['extra_data']['confinement']}); "
               f"setup.sh took {clean_root['setup_seconds']:.0f} s")
