@@ -493,3 +493,18 @@ def test_one_set_of_notebooks_gets_one_grade_inline_locally_and_in_the_bundle(bu
             assert in_bundle[qid] == points == float(local[name][qid]), (name, qid, in_bundle, local[name], printed)
         assert in_bundle["Further check 1 by your lecturer"] == float(local[name]["p1"])
         assert results["score"] == float(local[name]["total"])
+
+
+def test_without_bubblewrap_a_private_check_s_input_cannot_come_back_to_the_student(bundle):
+    """Gradescope's usual route (no bubblewrap): the note a private check's call leaves in the kernel's folder
+    is gone when the kernel restarts, and results.json says nothing of how the kernel ended (issue 32,
+    item 5; tests/test_grade_attacks.py tries the same with the command)."""
+    from tests.test_grade_attacks import STASH, leaking_notebook
+
+    data = json.dumps(leaking_notebook(STASH.format(folder=""))).encode()
+    results, printed = run_autograder(bundle, "leak_no_bwrap", {"ch01_hal.ipynb": data}, POSENC_BWRAP="none",
+                                      **{gradescope.USER_VARIABLE: "0"})
+    text = json.dumps(results)
+    assert "201" not in text and "exited" not in text and "cell" not in results["output"]
+    assert "exited with code 3" in printed and "201" not in printed          # the instructor sees how it ended
+    assert results["score"] == load_set("ch01").max_points                  # its public answers are right
