@@ -16,6 +16,8 @@ everything else was graded and written), 2 when nothing was graded because the c
 submissions, an unknown --set, notebooks of two sets without --set, a broken --extra-tests folder or
 roster, no bubblewrap or bubblewrap refused) or its output cannot be written, 3 when the grader itself
 failed (a bug: please report it).
+
+The manual: the course site, For lecturers, Grading a class (book/lecturers/grading.md).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ from posenc.grader.submission import SYMLINK_MESSAGE, Submission, read_submissio
 
 NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
             "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or pass "
-            "--no-sandbox to grade without it (see README: What the isolation does)")
+            "--no-sandbox to grade without it (see the course site, For lecturers, The sandbox: "
+            "book/lecturers/sandbox.md)")
 
 
 GRADER_FAILED = 3               # the exit status of a fault of the grader's own
