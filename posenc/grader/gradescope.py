@@ -251,7 +251,7 @@ def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_
     questions' alone (the checks' points are in each test and in the instructor's output)."""
     from posenc.grader.report import feedback_text
 
-    tests, private_number = [], 0
+    tests, counted, private_number = [], 0.0, 0
     by_id = {r.qid: r for r in graded.results} if graded is not None else {}
     for number, question in enumerate(plan.questions, start=1):
         result = by_id.get(question.qid)
@@ -267,16 +267,14 @@ def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_
             output = one_line(result.line(), 2000) if result else f"{NOT_GRADED}: {one_line(' '.join(reasons), 500)}"
             visibility = "visible"
         tests.append({"name": name, "number": str(number), "score": score, "max_score": float(question.points),
-                      "status": "passed" if passed else "failed", "output": output, "visibility": visibility,
-                      "private": question.private})
+                      "status": "passed" if passed else "failed", "output": output, "visibility": visibility})
+        if not (question.private and private_visibility == "hidden"):
+            counted += score
     graded_ok = graded is not None and graded.submission.gradable
     output = feedback_text(graded, plan, private=False) if graded_ok else "\n".join(one_line(r, 2000) for r in reasons)
-    counted = [t for t in tests if not (t["private"] and private_visibility == "hidden")]
-    for test in tests:
-        del test["private"]
     # No execution_time (optional) and no status flags here: how long grading took, or that a limit was hit,
     # could tell a student what a private check did; the instructor reads both on the autograder's output.
-    return {"score": sum(t["score"] for t in counted), "output": output, "visibility": "visible",
+    return {"score": counted, "output": output, "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests,
             "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement, "graded": graded_ok}}
 
