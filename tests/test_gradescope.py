@@ -473,8 +473,9 @@ def test_one_set_of_notebooks_gets_one_grade_inline_locally_and_in_the_bundle(bu
     for name, data in notebooks.items():
         (folder / name).write_bytes(data)
     exercise_set = load_set("ch01")
-    inline = {name: {q.qid: q.grade(notebook_namespace(folder / name), 0).points for q in exercise_set.questions}
-              for name in notebooks}
+    namespaces = {name: notebook_namespace(folder / name) for name in notebooks}
+    inline = {name: {q.qid: q.grade(dict(namespace), 0).points for q in exercise_set.questions}
+              for name, namespace in namespaces.items()}
     assert inline["ch01_torch_tina.ipynb"]["q1"] == 3                    # torch is part of the course
     from posenc.grader.cli import main
 
