@@ -100,24 +100,26 @@ WRONG = {
         "no leading 1": (SCALE.format("attn_scale * np.log1p(np.floor((p + 1) / floor_scale))"), "leading 1"),
     },
     "q6": {
-        "rotary after the up-projection": ('absorbing_designs = "abcde"', "R_(j-i) between the query"),
-        "forgetting the design without position": ('absorbing_designs = "cde"', "no position anywhere"),
-        "forgetting the bias design": ('absorbing_designs = "ace"', "ALiBi-style bias"),
-        "forgetting the input encoding": ('absorbing_designs = "acd"', "added to the input"),
-        "a matrix per offset": ('absorbing_designs = "acdef"', "learned matrix"),
-        "the decoupled part": ('absorbing_designs = "ade"', "decoupled part"),
+        "rotary after the up-projection": ('absorbing_designs = "abcde"', "not yet: at least one letter is wrong"),
+        "forgetting the design without position": ('absorbing_designs = "cde"', "when nothing carries position"),
+        "forgetting the bias design": ('absorbing_designs = "ace"', "where a bias on the logits enters"),
+        "forgetting the input encoding": ('absorbing_designs = "acd"', "in the latent itself"),
+        "a matrix per offset": ('absorbing_designs = "acdef"', "does not say which"),
+        "the decoupled part": ('absorbing_designs = "ade"', "decoupled rotary part adds"),
     },
     "q7": {
-        "Qwen's card for its file": ('table_statements = "ace"', "model card"),
-        "one base": ('table_statements = "abe"', "two bases"),
-        "partial rotary's slow pairs": ('table_statements = "ade"', "less than one turn"),
-        "no layers without position": ('table_statements = "a"', "without any position"),
-        "the fast pairs": ('table_statements = "e"', "fastest pairs"),
+        "Qwen's card for its file": ('table_statements = "ace"', "not yet: at least one letter is wrong"),
+        "one base": ('table_statements = "abe"', "the base of Gemma 3's local layers"),
+        "partial rotary's slow pairs": ('table_statements = "ade"', "GPT-NeoX-20B's slowest turning pairs"),
+        "no layers without position": ('table_statements = "a"', "every fourth layer"),
+        "the fast pairs": ('table_statements = "e"', "does not say which"),
     },
 }
 
 RIGHT = {
-    "q1": {"loop": "import math\ndef llama3_frequencies(omega, factor, low_freq_factor, high_freq_factor, "
+    "q1": {"float32": LLAMA3.replace("omega = np.asarray(omega, dtype=np.float64)", "omega = np.asarray(omega, dtype=np.float32)")
+           .format("(turns - low_freq_factor) / (high_freq_factor - low_freq_factor)"),
+           "loop": "import math\ndef llama3_frequencies(omega, factor, low_freq_factor, high_freq_factor, "
                    "original_length):\n    out = []\n    for w in omega:\n"
                    "        wavelength = 2 * math.pi / w\n"
                    "        if wavelength < original_length / high_freq_factor:\n            out.append(w)\n"
@@ -125,15 +127,23 @@ RIGHT = {
                    "        else:\n            s = (original_length / wavelength - low_freq_factor) / "
                    "(high_freq_factor - low_freq_factor)\n            out.append((1 - s) * w / factor + s * w)\n"
                    "    import numpy as np\n    return np.array(out)\n"},
-    "q2": {"timescale": "import numpy as np\ndef p_rope_frequencies(d_head, p, base=10000.0):\n"
+    "q2": {"float32": P_ROPE.replace("dtype=np.float64", "dtype=np.float32").format(
+               "int(p * d_head // 2)", "np.where(np.arange(d_head // 2) < kept, omega, 0.0).astype(np.float32)"),
+           "timescale": "import numpy as np\ndef p_rope_frequencies(d_head, p, base=10000.0):\n"
                         "    kept = int(p * d_head // 2)\n"
                         "    timescale = np.concatenate([base ** (2.0 / d_head * np.arange(kept)), "
                         "np.full(d_head // 2 - kept, np.inf)])\n    return 1.0 / timescale\n"},
-    "q3": {"list": "def longrope_frequencies(d_head, base, short_factor, long_factor, original_length, seq_len):\n"
+    "q3": {"torch": "import torch\ndef longrope_frequencies(d_head, base, short_factor, long_factor, original_length, "
+                    "seq_len):\n    factors = torch.as_tensor(long_factor if seq_len > original_length else short_factor)\n"
+                    "    return base ** (-torch.arange(0, d_head, 2) / d_head) / factors\n",
+           "list": "def longrope_frequencies(d_head, base, short_factor, long_factor, original_length, seq_len):\n"
                    "    import numpy as np\n"
                    "    chosen = list(long_factor) if seq_len > original_length else list(short_factor)\n"
                    "    return np.array([base ** (-2 * i / d_head) / chosen[i] for i in range(d_head // 2)])\n"},
-    "q4": {"numpy": "import numpy as np\ndef longrope_attention_factor(original_length, max_length):\n"
+    "q4": {"float32": "import numpy as np\ndef longrope_attention_factor(original_length, max_length):\n"
+                      "    s = np.float32(max(max_length / original_length, 1.0))\n"
+                      "    return np.sqrt(np.float32(1) + np.log(s) / np.log(np.float32(original_length)))\n",
+           "numpy": "import numpy as np\ndef longrope_attention_factor(original_length, max_length):\n"
                     "    s = max(max_length / original_length, 1.0)\n"
                     "    return float(np.sqrt(1 + np.log(s) / np.log(original_length)))\n"},
     "q5": {"torch": "import torch\nimport numpy as np\ndef llama4_query_scale(positions, floor_scale, attn_scale):\n"
@@ -144,5 +154,6 @@ RIGHT = {
 
 def test_the_choice_answers_follow_the_table():
     assert ch09.EXERCISES.question("q6").answer == "acde"
+    assert set(ch09.ABSORB_IDEAS) == set(ch09.ABSORB_OPTIONS) and set(ch09.TABLE_IDEAS) == set(ch09.TABLE_OPTIONS)
     assert ch09.EXERCISES.question("q7").answer == "ae"
     assert "| Llama 3.1 8B |" in ch09.table_markdown()

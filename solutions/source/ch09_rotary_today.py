@@ -13,7 +13,8 @@
 #
 # Notation: a rotary head of width `d` (even) has `d/2` pairs; pair `i` turns by the angle
 # $\text{pos}\cdot\omega_i$ with $\omega_i = \text{base}^{-2i/d}$. A pair whose frequency is 0 never turns.
-# Leave every array you are given as it was: compute on copies.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import math
@@ -37,6 +38,7 @@ check = checker("ch09")
 #
 # Write `llama3_frequencies(omega, factor, low_freq_factor, high_freq_factor, original_length)` that returns
 # the new frequencies as a NumPy array of the same shape as `omega` (`high_freq_factor` > `low_freq_factor`).
+# Leave `omega` unchanged: the caller still needs the original frequencies.
 
 # %%
 def llama3_frequencies(omega, factor, low_freq_factor, high_freq_factor, original_length):
@@ -89,7 +91,7 @@ check("q2")
 # `short_factor`, used while the sequence is no longer than `original_length`, and `long_factor`, used once
 # `seq_len` is longer than it. Write
 # `longrope_frequencies(d_head, base, short_factor, long_factor, original_length, seq_len)` that returns the
-# `d_head / 2` frequencies as a NumPy array.
+# `d_head / 2` frequencies as a NumPy array. Leave the two lists of factors unchanged.
 
 # %%
 def longrope_frequencies(d_head, base, short_factor, long_factor, original_length, seq_len):
@@ -135,7 +137,8 @@ print(longrope_attention_factor(4096, 131072), longrope_attention_factor(4096, 1
 # Llama 4's layers without position multiply the query at position `pos` by
 # $1 + a \ln\bigl(1 + \lfloor (\text{pos} + 1)/f \rfloor\bigr)$, with `attn_scale` $a$ and `floor_scale`
 # $f$ (0.1 and 8192 in Llama 4 Scout). Write `llama4_query_scale(positions, floor_scale, attn_scale)` that
-# returns the factor for every position of a 1-D array, as a float array of the same shape.
+# returns the factor for every position of a 1-D array, as a float array of the same shape. Leave
+# `positions` unchanged.
 
 # %%
 def llama4_query_scale(positions, floor_scale, attn_scale):

@@ -17,7 +17,9 @@ import math
 import numpy as np
 import torch
 
-from posenc.exercises.framework import ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, describe_mismatch
+from posenc.exercises.framework import (
+    ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, array_of, compare_number, describe_mismatch,
+)
 from posenc.lib import rotary_variants as rv
 
 BASE = 10000.0
@@ -34,7 +36,7 @@ def _array(values) -> np.ndarray:
 def _compare_frequencies(got, expected, args):
     if isinstance(got, list):
         got = np.asarray(got, dtype=np.float64)
-    return describe_mismatch(got, np.asarray(expected), rtol=1e-9, atol=1e-15, what="frequencies")
+    return describe_mismatch(got, np.asarray(expected), what="frequencies")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -141,8 +143,9 @@ P_ROPE_MISTAKES = [
 
 
 def _compare_p_rope(got, expected, args):
-    if isinstance(got, np.ndarray) and got.shape != np.shape(expected) and got.ndim == 1:
-        return f"return one frequency for each of the {args[0] // 2} pairs, got {got.size}"
+    values = array_of(got)
+    if values is not None and values.shape != np.shape(expected) and values.ndim == 1:
+        return f"return one frequency for each of the {args[0] // 2} pairs, got {values.size}"
     return _compare_frequencies(got, expected, args)
 
 
@@ -223,12 +226,7 @@ FACTOR_MISTAKES = [
 
 
 def _compare_factor(got, expected, args):
-    value = got.item() if isinstance(got, np.ndarray) and got.size == 1 else got
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return "return one number, the factor on the cosines and sines"
-    if not math.isclose(float(value), expected, rel_tol=1e-9):
-        return f"expected {expected:.10g}, got {float(value):.10g}"
-    return None
+    return compare_number(got, float(expected), what="attention factor")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -273,7 +271,7 @@ SCALE_MISTAKES = [
 def _compare_scale(got, expected, args):
     if isinstance(got, list):
         got = np.asarray(got, dtype=np.float64)
-    return describe_mismatch(got, np.asarray(expected), rtol=1e-12, atol=1e-12, what="scale")
+    return describe_mismatch(got, np.asarray(expected), what="scale")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -294,6 +292,16 @@ ABSORB_OPTIONS = {
     "f": (False, "a learned matrix M_(j-i) per offset, M_(j-i) W_UK c_j, is rotary's problem in general: a matrix that "
           "depends on the offset sits between the query and the latent, so W_UK cannot move into the query once "
           "for every key."),
+}
+
+
+ABSORB_IDEAS = {
+    "a": "what sits between the query and the latent when nothing carries position",
+    "b": "what sits between the query and the latent when each head's key is turned after its up-projection",
+    "c": "what the decoupled rotary part adds to the logit, and what each token must cache for it",
+    "d": "where a bias on the logits enters: before or after the product of query and key",
+    "e": "where a position added to the input ends up: in the latent itself",
+    "f": "what sits between the query and the latent with a learned matrix per offset",
 }
 
 
@@ -337,12 +345,19 @@ def _table_options() -> dict:
 
 
 TABLE_OPTIONS = _table_options()
+TABLE_IDEAS = {
+    "a": "how many turns Llama 3.1's fastest pairs make over 8192 positions, against high_freq_factor",
+    "b": "the base of Gemma 3's local layers and of its global layers",
+    "c": "whether the YaRN fields are in the file Qwen2.5 ships or in its model card",
+    "d": "how many turns GPT-NeoX-20B's slowest turning pairs make over its 2048 positions",
+    "e": "what Llama 4 Scout's every fourth layer does with position",
+}
 
 
 EXERCISES = ExerciseSet("ch09", "Rotary in today's models", [
     FunctionQuestion(qid="q1", title="Llama 3's scaling", name="llama3_frequencies", points=2,
                      probes=_llama3_probes, reference=llama3_frequencies, mistakes=LLAMA3_MISTAKES,
-                     compare=_compare_frequencies, inputs_unchanged=True,
+                     compare=_compare_frequencies,
                      describe_args=lambda a: (f"<{len(a[0])} frequencies>, factor={a[1]:g}, low_freq_factor={a[2]:g}, "
                                               f"high_freq_factor={a[3]:g}, original_length={a[4]}")),
     FunctionQuestion(qid="q2", title="p-RoPE's frequencies", name="p_rope_frequencies", points=2,
@@ -350,17 +365,18 @@ EXERCISES = ExerciseSet("ch09", "Rotary in today's models", [
                      compare=_compare_p_rope),
     FunctionQuestion(qid="q3", title="LongRoPE's frequencies", name="longrope_frequencies", points=2,
                      probes=_longrope_probes, reference=longrope_frequencies, mistakes=LONGROPE_MISTAKES,
-                     compare=_compare_frequencies, describe_args=_describe_longrope, inputs_unchanged=True),
+                     compare=_compare_frequencies, describe_args=_describe_longrope),
     FunctionQuestion(qid="q4", title="LongRoPE's attention factor", name="longrope_attention_factor", points=1,
                      probes=_factor_probes_drawn, reference=longrope_attention_factor, mistakes=FACTOR_MISTAKES,
                      compare=_compare_factor,
                      describe_args=lambda a: f"original_length={a[0]}, max_length={a[1]}"),
     FunctionQuestion(qid="q5", title="Llama 4's temperature", name="llama4_query_scale", points=1,
                      probes=_scale_probes, reference=llama4_query_scale, mistakes=SCALE_MISTAKES,
-                     compare=_compare_scale, inputs_unchanged=True,
+                     compare=_compare_scale,
                      describe_args=lambda a: f"positions={a[0].tolist()}, floor_scale={a[1]}, attn_scale={a[2]:g}"),
-    ChoiceQuestion.from_statements(ABSORB_OPTIONS, qid="q6", title="What latent attention can absorb",
-                                   name="absorbing_designs", points=2),
+    ChoiceQuestion.from_statements(ABSORB_OPTIONS, ("absorbable", "not absorbable"), qid="q6",
+                                   title="What latent attention can absorb", name="absorbing_designs", points=2,
+                                   ideas=ABSORB_IDEAS),
     ChoiceQuestion.from_statements(TABLE_OPTIONS, qid="q7", title="Reading the table of today's models",
-                                   name="table_statements", points=2),
+                                   name="table_statements", points=2, ideas=TABLE_IDEAS),
 ])
