@@ -238,6 +238,18 @@ def test_csv_cells_and_terminal_lines_are_inert():
     assert [csv_cell(v) for v in ("+1", "-2", "@SUM(A1)", "\t=1", "ok", "10", "0.0")] == \
         ["'+1", "'-2", "'@SUM(A1)", "' =1", "ok", "10", "0.0"]
     assert clean("a\x1b[31mb\x9bc\u202ed\ud800e\x07") == "a [31mb c d\ufffde "
+
+
+@pytest.mark.parametrize("start", [
+    "\u200b=", "\ufeff=", "\ufe66", "\u2060+", "\u00ad-", "\u180e@", "\u3000=", "\u00a0 \u200b\u200d+",
+    "\ufe62", "\ufe63", "\ufe6b", "\u207c", "\u208a", "\u2212", "\uff1d", "\u200e=", "\u3164=", "\u034f=",
+])
+def test_a_formula_behind_invisible_or_lookalike_characters_is_inert(start):
+    """Zero-width and other invisible characters before =, +, - or @, and their small, full-width, super- and
+    subscript look-alikes (which a spreadsheet's NFKC folding turns into the real sign), all start a formula
+    in some spreadsheet: each gets the leading apostrophe."""
+    assert csv_cell(start + "1+1").startswith("'"), start
+    assert csv_cell("\u200bok") == "\u200bok" and csv_cell("\u00e9=1") == "\u00e9=1"   # text stays text
     assert len(clean("x" * 10_000, limit=100)) == 100
     stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     say(stream, "caf\u00e9 \x1b[2J done")

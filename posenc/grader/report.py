@@ -16,6 +16,7 @@ import re
 import statistics
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 from posenc.grader.session import PRIVATE_TROUBLE, Graded, Plan
@@ -25,7 +26,12 @@ from posenc.grader.session import PRIVATE_TROUBLE, Graded, Plan
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _BLANKS = re.compile(r"\s{2,}")
 _SURROGATES = re.compile("[\ud800-\udfff]")
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+FORMULA_SIGNS = ("=", "+", "-", "@", "\u2212")     # after NFKC folding (U+2212: the minus sign)
+# Characters a spreadsheet may skip or show as nothing before a formula's sign: format characters (zero-width
+# spaces and joiners, U+FEFF, soft hyphen: category Cf), blanks of every kind, combining marks, and the
+# Hangul fillers, which are letters that render as blanks.
+_INVISIBLE_CATEGORIES = ("Cf", "Cc", "Zs", "Zl", "Zp", "Mn", "Me")
+_BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u2800"
 MAX_CELL, MAX_LINE, MAX_LINES, MAX_FEEDBACK = 4000, 1000, 40, 64_000
 MAX_FEEDBACK_NAME = 200        # bytes, below the 255 of most file systems
 
@@ -76,10 +82,21 @@ def say(stream, text: str) -> None:
 
 
 def csv_cell(value) -> str:
-    """A CSV cell no spreadsheet runs: cleaned, bounded, and a leading ' before =, +, -, @ (even after
-    blanks)."""
+    """A CSV cell no spreadsheet runs: cleaned, bounded, and a leading ' when it could start a formula."""
     text = clean(value, limit=MAX_CELL)
-    return "'" + text if text.lstrip().startswith(FORMULA_START) else text
+    return "'" + text if starts_formula(text) else text
+
+
+def starts_formula(text: str) -> bool:
+    """Whether ``text`` could start a formula: its first visible character is =, +, - or @, or one that
+    Unicode's compatibility folding (NFKC) turns into one of them or into the minus sign: the full-width
+    (U+FF1D), small (U+FE66) and super- or subscript forms. Invisible characters before it (U+200B, U+FEFF,
+    U+2060, blanks, combining marks...) do not hide it."""
+    for char in text:
+        if unicodedata.category(char) in _INVISIBLE_CATEGORIES or char in _BLANK_LETTERS:
+            continue
+        return unicodedata.normalize("NFKC", char).startswith(FORMULA_SIGNS)
+    return False
 
 
 def _points(value: float) -> str:
