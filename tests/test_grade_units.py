@@ -276,6 +276,17 @@ def test_a_tie_between_sets_grades_the_first_and_says_so():
     assert [s.problem for s in subs] == ["wrong-set", None, "unknown-set"]
 
 
+def test_a_set_chosen_with_set_brings_no_note():
+    """--set is the lecturer's own choice: no "Note: --set" in the summary or the lecturer's report."""
+    from posenc.grader.report import lecturer_report_text, summary
+
+    subs = [Submission(Path(f"{s}.ipynb"), f"{s}.ipynb", set_id=s) for s in ("ch02", "ch01")]
+    chosen, note = choose_set(subs, "ch01")
+    assert (chosen, note) == ("ch01", "")
+    plan = Plan.make("ch01")
+    assert "Note" not in summary([], plan, 1.0, 0, note) and "Note" not in lecturer_report_text(plan, [], [], note)
+
+
 def test_clean_up_never_follows_links_nor_touches_the_parent(tmp_path):
     lecturer = tmp_path / "lecturer.txt"
     lecturer.write_text("notes")

@@ -177,9 +177,9 @@ def mixed_sets(subs: list[Submission]) -> str | None:
 
 def choose_set(subs: list[Submission], forced: str | None) -> tuple[str | None, str]:
     """The exercise set of this run: --set, else the course's set most submissions answer (on a tie,
-    the first of them in the course's order, with a note)."""
+    the first of them in the course's order, with a note; --set is the lecturer's own choice: no note)."""
     if forced:
-        return forced, "--set"
+        return forced, ""
     counts = Counter(s.set_id for s in subs if s.gradable and s.set_id in SET_IDS)
     if not counts:
         return None, ""
