@@ -270,10 +270,14 @@ class Options:
         return self.out.with_name(f"{self.out.stem}.{lms}.csv")
 
     @property
+    def files(self) -> tuple[Path, ...]:
+        """The files the run writes besides the feedback files."""
+        return (self.out, self.report, *(self.gradebook(name) for name in LMS))
+
+    @property
     def written(self) -> tuple[Path, ...]:
         """Everything the run writes (a hand-in folder may hold it: it is no upload)."""
-        return (self.out, self.report, *(self.gradebook(name) for name in LMS),
-                *((self.feedback_dir,) if self.feedback_dir else ()))
+        return (*self.files, *((self.feedback_dir,) if self.feedback_dir else ()))
 
     def check(self) -> None:
         """The options' own mistakes, before anything is read."""
@@ -423,7 +427,9 @@ def write_results(outcome: Outcome, options: Options) -> None:
             write_moodle(outcome.gradebooks[-1], matching, plan, title)
     if options.feedback_dir:
         options.feedback_dir.mkdir(parents=True, exist_ok=True)
-        for g, name in zip(graded, feedback_names([g.submission.name for g in graded])):
+        folder = options.feedback_dir.resolve()
+        ours = tuple(p.name for p in options.files if p.resolve().parent == folder)   # the report...
+        for g, name in zip(graded, feedback_names([g.submission.name for g in graded], reserved=ours)):
             write_feedback(options.feedback_dir / name, feedback_text(g, plan))
 
 

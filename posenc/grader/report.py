@@ -171,10 +171,12 @@ def feedback_text(g: Graded, plan: Plan | None, private: bool = True) -> str:
     return clean(text, limit=MAX_FEEDBACK, newlines=True)
 
 
-def feedback_names(names: list[str]) -> list[str]:
+def feedback_names(names: list[str], reserved: tuple[str, ...] = ()) -> list[str]:
     """One feedback file name per gradebook name: reversible escapes (``sec1/bob`` and ``sec1__bob`` stay
-    apart), no hidden or over-long names, and unique even where the file system ignores case."""
-    taken: set[str] = set()
+    apart), no hidden or over-long names, and unique even where the file system ignores case; never one of
+    ``reserved`` (what else the run writes into the same folder: a submission named
+    ``grades.lecturer.ipynb`` does not overwrite the lecturer's report)."""
+    taken: set[str] = {name.casefold() for name in reserved}
     result = []
     for name in names:
         stem = name[:-6] if name.endswith(".ipynb") else name
@@ -189,10 +191,10 @@ def feedback_names(names: list[str]) -> list[str]:
                 escaped = escaped[:-1]
             escaped = f"{escaped}~{digest}"
         candidate, number = escaped, 1
-        while candidate.casefold() in taken:
+        while (candidate + ".txt").casefold() in taken:
             number += 1
             candidate = f"{escaped}~{number}"
-        taken.add(candidate.casefold())
+        taken.add((candidate + ".txt").casefold())
         result.append(candidate + ".txt")
     return result
 
