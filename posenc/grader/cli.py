@@ -39,7 +39,7 @@ from posenc.exercises import SET_IDS
 from posenc.grader.kernel import Limits
 from posenc.grader.lms import LMS, match, read_roster, students_by_file, write_canvas, write_moodle
 from posenc.grader.report import (
-    Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
+    COPIES, Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
     write_lecturer_report,
 )
 from posenc.grader.sandbox import SandboxError, find_bwrap
@@ -218,9 +218,10 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
 
 
 def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
-    """Groups of graded notebooks that run the same program (comments, blank lines and layout aside) and
-    hold code of their own. Nobody is marked down, as the grader cannot tell the original from the copy:
-    each row's message names the others, and the summary lists the groups, for the lecturer to decide."""
+    """Groups of graded notebooks whose own code is the same (``set_digest``: names, comments, layout and
+    the order of cells aside, handed-out cells and cells too small to be evidence left out). Nobody is
+    marked down, as the grader cannot tell the original from the copy: each row's message names the others,
+    and the summary lists the groups, for the lecturer to decide."""
     groups: dict[str, list[Graded]] = {}
     for g in graded:
         if g.submission.gradable:
@@ -231,7 +232,7 @@ def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
     for group in copies:
         for g in group:
             g.notes.append("same code as " + ", ".join(o.submission.name for o in group if o is not g)
-                           + " (comments and layout aside; nobody is marked down: compare them)")
+                           + f" ({COPIES}; nobody is marked down: compare them)")
     return [[g.submission.name for g in group] for group in copies]
 
 

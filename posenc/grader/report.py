@@ -34,6 +34,7 @@ _INVISIBLE_CATEGORIES = ("Cf", "Cc", "Zs", "Zl", "Zp", "Mn", "Me")
 _BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u2800"
 MAX_CELL, MAX_LINE, MAX_LINES, MAX_FEEDBACK = 4000, 1000, 40, 64_000
 MAX_FEEDBACK_NAME = 200        # bytes, below the 255 of most file systems
+COPIES = "names, comments, layout and the order of cells aside"
 
 
 def clean(text, limit: int | None = None, newlines: bool = False) -> str:
@@ -271,7 +272,7 @@ def lecturer_report_text(plan: Plan | None, graded: list[Graded], copies: list[l
     if roster:
         lines += ["", "Roster:"] + [f"  {line}" for line in roster]
     if copies:
-        lines += ["", "Same program (comments and layout aside; nobody is marked down):"]
+        lines += ["", f"Same code ({COPIES}; nobody is marked down):"]
         lines += ["  " + " = ".join(one_line(name, 200) for name in group) for group in copies]
     lines += ["", "Each submission:"]
     for g in graded:
@@ -320,7 +321,7 @@ def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, 
         lines.append(f"Warning: private check {qid} could not judge {count} of {len(ok)} submissions "
                      f"({one_line(first, 200)}): is the check itself broken? The lecturer's report has each one")
     if copies:
-        lines.append(f"Same program in {len(copies)} group(s) (comments and layout aside; nobody is marked "
+        lines.append(f"Same code in {len(copies)} group(s) ({COPIES}; nobody is marked "
                      "down, compare them):")
         lines += ["  " + " = ".join(one_line(name, 200) for name in group) for group in copies]
     odd = [g for g in ok if g.flags]
