@@ -19,7 +19,9 @@ import time
 import unicodedata
 from pathlib import Path
 
+from posenc.grader.downloads import feedback_stem
 from posenc.grader.session import PRIVATE_TROUBLE, Graded, Plan
+from posenc.grader.status import GRADER_ERROR, NOT_UPLOADS
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows.
 # U+2028 and U+2029 end a line in many editors, as U+0085 (a C1 control) does.
@@ -104,7 +106,15 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, students: dict | None = None) -> None:
+def ungraded_cell(g: Graded, ungraded_as: str) -> str:
+    """The total of a hand-in that could not be graded (a PDF, a broken notebook, another set's, online text)
+    under the lecturer's --ungraded-as: "" (empty) or "0"; never a zero where the grader itself failed. The
+    one rule of grades.csv and the LMS files."""
+    return "0" if ungraded_as == "0" and g.submission.problem != GRADER_ERROR else ""
+
+
+def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, students: dict | None = None,
+              ungraded_as: str = "empty") -> None:
     """The gradebook; with a roster (``students``: file -> its student), keyed by student id first."""
     questions = plan.questions if plan else []
     keys = ["student_id", "name"] if students is not None else []
@@ -122,13 +132,15 @@ def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, st
         for g in graded:
             student = students.get(g.submission.name) if students is not None else None
             ids = ([student.student_id, student.name] if student else ["", ""]) if keys else []
-            writer.writerow([csv_cell(c) for c in [*ids, *csv_row(g, plan)]])
+            writer.writerow([csv_cell(c) for c in [*ids, *csv_row(g, plan, ungraded_as)]])
 
 
-def csv_row(g: Graded, plan: Plan | None) -> list[str]:
+def csv_row(g: Graded, plan: Plan | None, ungraded_as: str = "empty") -> list[str]:
     questions = plan.questions if plan else []
     if not g.submission.gradable:
-        return [g.submission.name, *[""] * len(questions), "", "", g.status, g.submission.message]
+        total = ungraded_cell(g, ungraded_as)
+        return [g.submission.name, *[""] * len(questions), total, "0.0" if total else "", g.status,
+                g.submission.message]
     by_id = {r.qid: r for r in g.results}
     total = g.total
     percent = 100 * total / plan.max_points if plan.max_points else 0.0
@@ -180,7 +192,8 @@ def feedback_names(names: list[str], reserved: tuple[str, ...] = ()) -> list[str
     taken: set[str] = {name.casefold() for name in reserved}
     result = []
     for name in names:
-        stem = name[:-6] if name.endswith(".ipynb") else name
+        # a file Canvas or Moodle named: the name their feedback upload gives back to the same student
+        stem = feedback_stem(name) or (name[:-6] if name.endswith(".ipynb") else name)
         escaped = "".join(ch if ch.isprintable() and ch not in "%/\\:*?\"<>|" else
                           "".join(f"%{byte:02X}" for byte in ch.encode("utf-8", "surrogatepass"))
                           for ch in stem)
@@ -298,7 +311,8 @@ def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, 
     lines = []
     if plan:
         rate = len(graded) / seconds * 60 if seconds else 0.0
-        lines.append(f"Graded {len(ok)} of {len(graded)} submissions of {plan.exercise_set.set_id} "
+        uploads = [g for g in graded if g.submission.problem not in NOT_UPLOADS]
+        lines.append(f"Graded {len(ok)} of {len(uploads)} submissions of {plan.exercise_set.set_id} "
                      f"({plan.exercise_set.title}) in {seconds:.1f} s ({rate:.0f} per minute), seed {seed}")
         if note:
             lines.append(f"Note: {note}")
@@ -313,10 +327,14 @@ def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, 
                 rates.append(f"{q.qid}{'*' if q.private else ''} {100 * passed / len(ok):.0f}%")
             lines.append("Passed per question: " + ", ".join(rates)
                          + ("  (* private)" if any(q.private for q in plan.questions) else ""))
-    bad = [g for g in graded if not g.submission.gradable]
+    bad = [g for g in graded if not g.submission.gradable and g.submission.problem not in NOT_UPLOADS]
     if bad:
         lines.append(f"Could not grade {len(bad)}:")
         lines += [f"  {one_line(g.submission.name)}: {g.status}: {one_line(g.submission.message)}" for g in bad]
+    pages = [g for g in graded if g.submission.problem in NOT_UPLOADS]
+    if pages:
+        lines.append(f"Online text ({len(pages)} file(s) of the LMS's pages of what students typed, not notebooks: "
+                     "read them in the LMS): " + one_line(", ".join(g.submission.name for g in pages), 2000))
     for qid, (count, first) in broken_private(graded).items():
         lines.append(f"Warning: private check {qid} could not judge {count} of {len(ok)} submissions "
                      f"({one_line(first, 200)}): is the check itself broken? The lecturer's report has each one")
