@@ -324,7 +324,8 @@ def test_canvas_s_export_is_a_roster_as_it_comes(tmp_path):
         assert roster.students[0].email == ""                    # the export has none; Canvas needs none
         assert roster.source.startswith("Canvas's gradebook export")
     (tmp_path / "split.csv").write_text("LastName,FirstName,ID,SIS Login ID,Section,Sinusoids (4321)\n"
-                                        "    Points Possible,,,,,12.00\nLovelace,Ada,1001,s1001,B,\n")
+                                        "    Points Possible,,,,,12.00\nLovelace,Ada,1001,s1001,B,\n"
+                                        "Student,Test,4242,,B,\n")
     assert [(s.student_id, s.name) for s in read_roster(tmp_path / "split.csv").students] == [("1001", "Ada Lovelace")]
 
 
@@ -338,6 +339,10 @@ def test_moodle_s_worksheet_is_a_roster_as_it_comes(tmp_path):
     (tmp_path / "blind.csv").write_text(moodle_worksheet(rows, blind=True), encoding="utf-8")
     assert [(s.student_id, s.name) for s in read_roster(tmp_path / "blind.csv").students] == [
         ("311", "Participant 311"), ("318", "Participant 318")]
+    german = moodle_worksheet(rows).replace("Identifier", "ID").replace("Full name", "Vollständiger Name")
+    (tmp_path / "de.csv").write_text(german.replace("Participant", "Teilnehmer/in"), encoding="utf-8")
+    assert [(s.student_id, s.name) for s in read_roster(tmp_path / "de.csv").students] == [
+        ("311", "Jane Doe"), ("318", "Jane Doe")]
 
 
 def test_a_roster_saved_by_excel_is_read_or_says_how_to_save_it(tmp_path):
@@ -356,7 +361,8 @@ def test_a_roster_saved_by_excel_is_read_or_says_how_to_save_it(tmp_path):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("id\n1\n", "none of our roster"),
+    ("who,what\n1,2\n", "none of our roster"),
+    ("id,email\n1,a@x\n", "no column name"),
     ("student_id,name,email\n1,A,a@x\n1,B,b@x\n", "the student id 1 twice"),
     ("student_id,name,email\n,A,a@x\n", "no student id"),
 ])

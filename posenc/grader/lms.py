@@ -88,7 +88,7 @@ MOODLE_EMAIL = ("email address", "adresse de courriel", "e-mail-adresse", "direc
                 "indirizzo email")
 PARTICIPANT = re.compile(r"\D*\s(\d+)")           # "Participant 311", "Teilnehmer/in 311"
 CANVAS_SKIPPED = re.compile(r"\s*(Muted|Manual Posting.*)?\s*", re.IGNORECASE)
-CANVAS_TEST_STUDENT = "Student, Test"
+CANVAS_TEST_STUDENT = ("Student, Test", "Test Student")      # as Student, and as LastName, FirstName
 HOW_TO_SAVE = ("save it as UTF-8: in Excel, File > Save As > 'CSV UTF-8 (Comma delimited) (*.csv)'; in "
                "LibreOffice, Save As > Text CSV > Character set 'Unicode (UTF-8)'; or give the LMS's export "
                "as it was downloaded, without saving it from a spreadsheet")
@@ -196,7 +196,7 @@ def _is_header(row: list[str]) -> bool:
     names = {cell.strip().lower() for cell in row}
     own = any(n in names for n in COLUMNS["student_id"]) and any(n in names for n in COLUMNS["name"])
     canvas = bool(row) and row[0].strip().lower() in ("student", "lastname") and "id" in names
-    return own or canvas or any(n in names for n in MOODLE_IDENTIFIER if n != "id")
+    return own or canvas or any(n in names for n in MOODLE_IDENTIFIER)
 
 
 def _cell(row: list[str], index: int | None) -> str:
@@ -220,7 +220,7 @@ def _canvas_students(path: Path, header: list[str], rows: list[list[str]]) -> li
             continue
         name = f"{_cell(row, 1)} {first}".strip() if split_name else _canvas_name(first)
         values = {key: _cell(row, index) for key, index in where.items()}
-        if name == CANVAS_TEST_STUDENT and not values.get("sis_user_id") and not values.get("sis_login_id"):
+        if name in CANVAS_TEST_STUDENT and not values.get("sis_user_id") and not values.get("sis_login_id"):
             continue                      # Canvas's Test Student (Student View), listed last
         students.append((number, Student(name=name, **values)))
     return students
