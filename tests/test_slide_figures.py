@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import warnings
 
 import matplotlib
 import numpy as np
@@ -107,6 +108,11 @@ def test_the_formatter_is_installed_in_a_book_build_only(monkeypatch):
         data, _ = shell.display_formatter.format(fig)
         assert data[slide_figures.SLIDE_FIGURE_MIME]["width"] == 1280
         assert slide_figures.SLIDE_FIGURE_MIME not in shell.display_formatter.format(np.arange(3))[0]
+        crowded, ax = plt.subplots(figsize=(3, 2), layout="constrained")
+        ax.set_ylabel("a label far too long for this small a figure to lay out at slide size " * 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                      # a warning would reach the chapter's page
+            assert shell.display_formatter.format(crowded)[0][slide_figures.SLIDE_FIGURE_MIME]
         fig.lambda_attribute = lambda: None                     # a figure that cannot be copied
         broken, _ = shell.display_formatter.format(fig)
         assert "error" in broken[slide_figures.SLIDE_FIGURE_MIME]

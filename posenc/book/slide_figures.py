@@ -27,6 +27,7 @@ import math
 import os
 import re
 import pickle
+import warnings
 
 __all__ = ["CANVAS", "DPI", "MIN_FONT_PT", "SLIDE_FIGURE_MIME", "install", "slide_figure", "text_overlaps"]
 
@@ -332,7 +333,9 @@ def _formatter_class():
             if not self.enabled or not isinstance(obj, Figure):
                 return None
             try:
-                return slide_figure(obj)
+                with warnings.catch_warnings():           # nothing of the slide's drawing reaches the page
+                    warnings.simplefilter("ignore")
+                    return slide_figure(obj)
             except Exception as exc:  # noqa: BLE001 - the page must not change; the deck build reports it
                 return {"error": f"{type(exc).__name__}: {exc}"}
 
