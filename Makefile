@@ -5,7 +5,7 @@
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
 #   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
-# Other targets: exercises, bench, grade, experiments, robustness, book-setup, browser-setup, clean.
+# Other targets: exercises, bench, grade, experiments, robustness, book-setup, browser-setup, clean (book/lecturers/building.md).
 
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).
@@ -105,7 +105,8 @@ bench: $(STAMP)
 # make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
 # (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of
 # git). The grader's exit status 1 (some files could not be graded: their rows say why) is routine, not a
-# failure of make; 2 (a usage error) and anything else are.
+# failure of make; 2 (a usage error) and anything else are. The manual: the course site, For lecturers,
+# Grading a class (book/lecturers/grading.md).
 SUBMISSIONS ?= hand-ins
 OUT         ?= grades.csv
 FEEDBACK    ?= feedback
@@ -116,20 +117,19 @@ grade: $(STAMP)
 	elif [ $$status -ne 0 ]; then exit $$status; fi
 
 # make gradescope SET=ch01 [EXTRA=~/private-checks]: the Gradescope autograder autograder_ch01.zip
+# (the course site, For lecturers, Gradescope: book/lecturers/gradescope.md)
 SET   ?= ch01
 EXTRA ?=
 gradescope: $(STAMP)
 	$(BIN)/python -m posenc.grader gradescope $(SET) --out autograder_$(SET).zip $(if $(EXTRA),--extra-tests $(EXTRA))
 
+# Every sweep the registry knows (posenc.experiments.registry), then the held-out replications; chapter 7's
+# learning-rate search, run once, is python -m posenc.experiments lr-search --out results/ch07_lr_search.json.
 experiments: $(STAMP)
-	$(BIN)/python -m posenc.lib.experiments ch03 --out results/ch03.json
-	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
-	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
-	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json
-	$(BIN)/python -m posenc.lib.experiments ch07 --out results/ch07.json
-	$(BIN)/python -m posenc.lib.benchmark replicate --out results/ch07_replication.json
-	$(BIN)/python -m posenc.lib.experiments ch08 --out results/ch08.json
-	$(BIN)/python -m posenc.lib.experiments ch08 --out results/ch08_replication.json --first-seed 100
+	set -e; for sweep in $$($(BIN)/python -m posenc.experiments list); do \
+	  $(BIN)/python -m posenc.experiments run $$sweep --out results/$$sweep.json; done; \
+	for sweep in $$($(BIN)/python -m posenc.experiments list --replicated); do \
+	  $(BIN)/python -m posenc.experiments replicate $$sweep --out results/$${sweep}_replication.json; done
 
 # Every chapter that trains a model, executed again with its torch seeds shifted by ten constants (a stand-in
 # for other machines): results/robustness.json, checked by tests/test_robustness.py. CHAPTERS="ch05 ch07"

@@ -12,6 +12,8 @@
 # Notation, as in the chapter: the query sits at position $i$, the key at position $j$, and the **offset**
 # is $j - i$, key minus query. A key in the past has a negative offset. Matrices indexed by $(i, j)$ have a
 # row per query and a column per key.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import numpy as np
@@ -76,14 +78,17 @@ print(t5_bucket(offsets, bidirectional=False))
 # %% [markdown]
 # ## Question 2: ALiBi's slopes for any number of heads (2 points)
 #
-# Write `alibi_slopes(n_heads)` returning a NumPy array with the slope $m_h$ of each head, in head order:
+# Write `alibi_slopes(n_heads)` returning a NumPy array with the slope $m_h$ of each head, in head order, as
+# the ALiBi authors' reference code (`get_slopes`) computes them:
 #
 # - when `n_heads` is a power of two, $m_h = 2^{-8h/n}$ for $h = 1, \dots, n$ (8 heads: $1/2, 1/4, \dots, 1/256$);
 # - otherwise, with $c$ the largest power of two below `n_heads`: the $c$ slopes for $c$ heads, **followed
 #   by** the first `n_heads - c` of every other slope for $2c$ heads, starting with the first (those of
 #   odd $h$).
 #
-# For example 6 heads get $1/4, 1/16, 1/64, 1/256$ and then $1/2, 1/8$.
+# For example 6 heads get $1/4, 1/16, 1/64, 1/256$ and then $1/2, 1/8$. (The paper's text states
+# $m_h = 2^{-8h/n}$ for every $n$; the paper trained only power-of-two head counts, and the code keeps that rule
+# only for them.)
 
 # %%
 def alibi_slopes(n_heads):
@@ -112,7 +117,8 @@ check("q2")
 # queries and keys at positions $0, 1, \dots$. The number of buckets is the table's number of rows. You may
 # use your `t5_bucket` from question 1: the check runs your `t5_bias_matrix` with a correct `t5_bucket` in
 # its place, so that question 1 alone grades the bucket rule and this question what `t5_bias_matrix` adds
-# (you can try it before question 1 is finished).
+# (you can try it before question 1 is finished). Leave `table` as it is: the check tests that it is
+# unchanged.
 
 # %%
 def t5_bias_matrix(table, n_queries, n_keys, bidirectional=True, max_distance=128):
@@ -181,7 +187,7 @@ check("q5")
 # A classmate wrote Shaw's logits for one head, $e_{ij} = q_i \cdot (k_j + a^K_{\text{clip}(j - i)}) / \sqrt{d}$,
 # where row $r$ of `key_table` (shape `(2k + 1, d)`) holds the vector of the clipped offset $r - k$. The
 # function runs, returns the right shape and plausible numbers; yet it is wrong. Find the bug and fix it
-# in place (keep the function's name).
+# in place (keep the function's name, and leave the arrays it receives unchanged).
 
 # %%
 def shaw_logits(q, k, key_table, max_distance):

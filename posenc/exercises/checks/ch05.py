@@ -20,13 +20,15 @@ from posenc.exercises.framework import (
     FindTheBugQuestion,
     FunctionQuestion,
     Mistake,
-    TypedValue,
     ValueQuestion,
+    array_of,
     as_number,
     distinct_digits,
+    furthest_outside,
     is_set,
     kind_of,
     short,
+    within,
 )
 from posenc.lib.relative import alibi_slopes as _alibi_slopes
 from posenc.lib.relative import clipped_index, relative_positions
@@ -37,11 +39,10 @@ from posenc.lib.relative import t5_bucket as _t5_bucket
 
 
 def _as_array(got, what: str) -> tuple[np.ndarray | None, str | None]:
-    """A student's return value as a numpy array, or a sentence saying why it is not one."""
-    if isinstance(got, TypedValue) and got.type_name == "torch.Tensor":
-        return np.asarray(got.value), None               # a tensor is as good as an array here
-    if isinstance(got, np.ndarray):
-        return got, None
+    """A student's return value as a numpy array (a tensor is as good as an array: the rule for tensors), or a
+    sentence saying why it is not one."""
+    if array_of(got) is not None:
+        return array_of(got), None
     if isinstance(got, (list, tuple)):
         return None, f"the {what} is {kind_of(got)}; return a numpy array"
     return None, f"the {what} is {kind_of(got)}, not a numpy array"
@@ -262,8 +263,9 @@ def _slopes_variant(kind):
 
 SLOPES_MISTAKES = [
     Mistake("heads count from h = 1: the first slope is 2^(-8/n), not 2^0 = 1", _slopes_variant("from zero")),
-    Mistake("for a head count that is not a power of two the paper does not use 2^(-8h/n): it takes the slopes "
-            "of the largest power of two c below n, then appends every other slope of 2c heads",
+    Mistake("for a head count that is not a power of two, the authors' reference code (get_slopes), which this "
+            "question follows, does not use 2^(-8h/n), the rule the paper's section 3 states for every n: it takes "
+            "the slopes of the largest power of two c below n, then appends every other slope of 2c heads",
             _slopes_variant("geometric")),
     Mistake("the exponent is negative: m_h = 2^(-8h/n), slopes below 1 that shrink from head to head; yours grow "
             "from 2^(8/n) to 256", _slopes_variant("positive")),
@@ -272,7 +274,7 @@ SLOPES_MISTAKES = [
     Mistake("the exponent is -8h/n (eight halvings spread over the heads); 2^-h ignores the number of heads",
             _slopes_variant("halvings")),
     Mistake("the extra slopes are appended after the c power-of-two slopes, in their own order; you sorted the "
-            "list (the paper's list is not monotone when n is not a power of two)", _slopes_variant("sorted")),
+            "list (the reference code's list is not monotone when n is not a power of two)", _slopes_variant("sorted")),
     Mistake("c is the largest power of two at or below n, 2^floor(log2 n); with round(log2 n) some head counts "
             "get c > n and more slopes than heads (6 heads: 8 slopes)", _slopes_variant("rounded power")),
     Mistake("take the largest power of two below n, not the next one above it: the first c slopes must be "
@@ -296,14 +298,14 @@ def _compare_slopes(got, expected, args):
         return problem
     if array.shape != expected.shape:
         return f"the result has shape {array.shape}; expected {expected.shape}, one slope per head"
-    if not np.issubdtype(array.dtype, np.number) or not np.allclose(array.astype(np.float64), expected, rtol=1e-6):
-        head = int(np.argmax(~np.isclose(array.astype(np.float64), expected, rtol=1e-6))) if \
-            np.issubdtype(array.dtype, np.number) else 0
-        if not np.issubdtype(array.dtype, np.number):
-            return f"the slopes have dtype {array.dtype}; expected numbers"
-        shown_expected, shown_got = distinct_digits(float(expected[head]), float(array[head]))
-        return f"head {head + 1} (of {args[0]}) has slope {shown_got}, expected {shown_expected}"
-    return None
+    if not np.issubdtype(array.dtype, np.number):
+        return f"the slopes have dtype {array.dtype}; expected numbers"
+    outside = furthest_outside(array, expected)
+    if outside is None:
+        return None
+    (head,) = outside
+    shown_expected, shown_got = distinct_digits(float(expected[head]), float(array[head]))
+    return f"head {head + 1} (of {args[0]}) has slope {shown_got}, expected {shown_expected}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -384,9 +386,10 @@ def _compare_bias(got, expected, args):
         return f"the bias has shape {array.shape}; expected {expected.shape}{hint}"
     if not np.issubdtype(array.dtype, np.number):
         return f"the bias has dtype {array.dtype}; expected numbers"
-    if np.allclose(array.astype(np.float64), expected):
+    outside = furthest_outside(array, expected)
+    if outside is None:
         return None
-    h, i, j = (int(x) for x in np.unravel_index(int(np.argmax(~np.isclose(array, expected))), expected.shape))
+    h, i, j = outside
     hint = ""
     if np.all(np.isin(np.round(array[h], 6), np.round(args[0][:, h], 6))):
         hint = ("; every entry is a value of the table, so the bucket is wrong (your t5_bias_matrix was run with a "
@@ -596,7 +599,7 @@ def _compare_logits(got, expected, args):
         return problem
     if array.shape != expected.shape:
         return f"the logits have shape {array.shape}; expected {expected.shape}"
-    if not np.issubdtype(array.dtype, np.number) or not np.allclose(array.astype(np.float64), expected, atol=1e-8):
+    if not np.issubdtype(array.dtype, np.number) or not within(array, expected):
         return "the logits still differ from Shaw's e_ij = q_i . (k_j + a^K_clip(j - i)) / sqrt(d): keep looking"
     return None
 
@@ -606,16 +609,17 @@ def _compare_logits(got, expected, args):
 EXERCISES = ExerciseSet("ch05", "Position inside attention: relative biases", [
     FunctionQuestion(qid="q1", title="T5's bucket of an offset", name="t5_bucket", points=3,
                      probes=_t5_probes, reference=t5_bucket, mistakes=T5_MISTAKES, compare=_compare_buckets,
-                     describe_args=_describe_offsets, inputs_unchanged=True),
+                     describe_args=_describe_offsets),
     FunctionQuestion(qid="q2", title="ALiBi's slopes for any number of heads", name="alibi_slopes", points=2,
                      probes=_slopes_probes, reference=alibi_slopes, mistakes=SLOPES_MISTAKES,
                      compare=_compare_slopes, describe_args=lambda a: f"n_heads={a[0]}"),
     FunctionQuestion(qid="q3", title="T5's bias matrix from its table", name="t5_bias_matrix", points=2,
                      probes=_bias_probes, reference=t5_bias_matrix, mistakes=BIAS_MISTAKES, compare=_compare_bias,
                      describe_args=_describe_bias_args, stand_ins={"t5_bucket": T5_STAND_IN},
-                     error_hint=lambda args: (" (an index out of bounds here means a bucket beyond the table's last "
-                                              "row: the number of buckets is table.shape[0], t5_bucket's third "
-                                              "argument)")),
+                     error_hint=lambda args, error: (" (an index beyond the table's last row, or t5_bucket refusing "
+                                                     "its arguments, means they are off: the number of buckets is "
+                                                     "table.shape[0], t5_bucket's third argument, and max_distance "
+                                                     "its fourth)" if error in ("IndexError", "ValueError") else "")),
     FunctionQuestion(qid="q4", title="Shaw's clipped index matrix", name="shaw_index", points=2,
                      probes=_index_probes, reference=shaw_index, mistakes=INDEX_MISTAKES, compare=_compare_index,
                      describe_args=lambda a: f"n_queries={a[0]}, n_keys={a[1]}, max_distance={a[2]}"),
