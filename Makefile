@@ -5,7 +5,7 @@
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
 #   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
-# Other targets: exercises, bench, grade, experiments, robustness, browser-setup, clean.
+# Other targets: exercises, bench, grade, experiments, robustness, browser-setup, clean (book/lecturers/building.md).
 
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).
@@ -100,7 +100,8 @@ bench: $(STAMP)
 # make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
 # (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of
 # git). The grader's exit status 1 (some files could not be graded: their rows say why) is routine, not a
-# failure of make; 2 (a usage error) and anything else are.
+# failure of make; 2 (a usage error) and anything else are. The manual: the course site, For lecturers,
+# Grading a class (book/lecturers/grading.md).
 SUBMISSIONS ?= hand-ins
 OUT         ?= grades.csv
 FEEDBACK    ?= feedback
@@ -111,6 +112,7 @@ grade: $(STAMP)
 	elif [ $$status -ne 0 ]; then exit $$status; fi
 
 # make gradescope SET=ch01 [EXTRA=~/private-checks]: the Gradescope autograder autograder_ch01.zip
+# (the course site, For lecturers, Gradescope: book/lecturers/gradescope.md)
 SET   ?= ch01
 EXTRA ?=
 gradescope: $(STAMP)

@@ -6,8 +6,9 @@ torch: the only CPU build of torch that can be installed here is for Python 3.11
 build brings several GB of CUDA libraries. So this file
 
 * derives which notebooks of the table of contents need torch: those whose imports (their import
-  statements and the check module of their exercise set) fail where ``import torch`` fails; README and
-  pyproject.toml's torch extra must name exactly those;
+  statements and the check module of their exercise set) fail where ``import torch`` fails; the manual
+  (book/lecturers/building.md, "The package on its own") and pyproject.toml's torch extra must name exactly
+  those;
 * runs every other notebook (chapters, exercise pages, worked solutions) in this environment, each copied
   alone into an empty folder, through nbval; a notebook that needed torch after all would fail there.
 
@@ -100,7 +101,7 @@ def numbers(paths) -> list[int]:
 
 
 def spans(values: list[int]) -> str:
-    """[0, 2, 3, 4, 5, 6, 7] -> "0 and 2-7" (how README names chapters and exercise sets)."""
+    """[0, 2, 3, 4, 5, 6, 7] -> "0 and 2-7" (how the manual names chapters and exercise sets)."""
     runs = []
     for value in values:
         if runs and value == runs[-1][1] + 1:
@@ -112,15 +113,16 @@ def spans(values: list[int]) -> str:
 
 
 def torch_sentence(needed: bool = True) -> str:
-    """The words that README and pyproject.toml's torch extra use for what needs torch (or, with
-    ``needed=False``, README for what does not), e.g. "chapters 0 and 2-7, exercise sets 3-7"."""
+    """The words that the manual (book/lecturers/building.md) and pyproject.toml's torch extra use for what
+    needs torch (or, with ``needed=False``, the manual for what does not), e.g. "chapters 0 and 2-7, exercise
+    sets 3-7"."""
     paths = [path for path, needs in torch_needs().items() if needs == needed]
     chapters = numbers(p for p in paths if p.parent.name == "notebooks")
     sets = numbers(p for p in paths if p.parent.name in ("exercises", "solutions"))
     return f"chapter{'s' * (len(chapters) > 1)} {spans(chapters)}, exercise sets {spans(sets)}"
 
 
-def test_spans_name_runs_as_readme_does():
+def test_spans_name_runs_as_the_manual_does():
     assert spans([0, 2, 3, 4, 5, 6, 7]) == "0 and 2-7"
     assert spans([3, 4, 5, 6, 7]) == "3-7"
     assert spans([4, 6]) == "4 and 6"
@@ -137,12 +139,13 @@ def test_the_probe_sees_a_torch_import_through_the_course_package():
         assert len(pair) == 2 and needs[pair[0]] == needs[pair[1]], pair
 
 
-def test_readme_and_the_torch_extra_name_exactly_what_needs_torch():
+def test_the_manual_and_the_torch_extra_name_exactly_what_needs_torch():
     sentence = torch_sentence()
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert sentence in readme, f"README must say what needs torch: {sentence!r}"
+    manual = " ".join((ROOT / "book" / "lecturers" / "building.md").read_text().split())
+    assert sentence in manual, f"book/lecturers/building.md must say what needs torch: {sentence!r}"
     without = torch_sentence(needed=False)
-    assert without.replace(",", " and") in readme, f"README must say what runs without torch: {without!r}"
+    assert without.replace(",", " and") in manual, (
+        f"book/lecturers/building.md must say what runs without torch: {without!r}")
     pyproject = (ROOT / "pyproject.toml").read_text()
     comment = " ".join(line.lstrip("# ") for line in pyproject.splitlines() if line.startswith("#"))
     assert sentence in " ".join(comment.split()), f"pyproject.toml's torch extra must say: {sentence!r}"

@@ -112,7 +112,7 @@ def lecturer_run(tmp_path_factory):
     hand_ins.mkdir()
     private.mkdir()
     (private / "checks.py").write_text(PRIVATE)
-    shutil.copy(EXAMPLE, private)              # README's example file of private checks, as it is
+    shutil.copy(EXAMPLE, private)              # the manual's example file of private checks, as it is
     alice = json.loads((CORPUS / "ch01_correct_alice.ipynb").read_text())
     notebooks = {
         "ch01_alice.ipynb": alice,
@@ -330,7 +330,7 @@ def test_4d_bubblewrap_refused_by_apparmor_says_how_to_fix_it(tmp_path, monkeypa
     finally:
         shutil.rmtree(place)
     assert status == 2
-    assert "apparmor_restrict_unprivileged_userns" in err and "README" in err
+    assert "apparmor_restrict_unprivileged_userns" in err and "book/lecturers/sandbox.md" in err
 
 
 def test_4e_the_gradebook_opens_in_excel_and_student_data_stays_out_of_git(lecturer_run):

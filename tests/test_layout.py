@@ -76,9 +76,10 @@ def test_the_layout_checker_sees_a_wrong_import(tmp_path):
     assert "grader" not in ALLOWED["lib"]
 
 
-def test_readme_and_contributing_show_the_layout():
-    readme, contributing = (ROOT / "README.md").read_text(), (ROOT / "CONTRIBUTING.md").read_text()
+def test_the_manual_and_contributing_show_the_layout():
+    manual = (ROOT / "book" / "lecturers" / "building.md").read_text()    # its table "Repository layout"
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
     for folder in ("posenc/lib/", "posenc/book/", "posenc/exercises/", "posenc/grader/"):
-        assert folder in readme and folder in contributing, folder
+        assert folder in manual and folder in contributing, folder
     for word in ("probe", "collect", "judge", "mistake", "variant"):
         assert f"**{word}**" in contributing, word

@@ -1,5 +1,5 @@
-"""The Pages workflow's edition switch, read the way GitHub Actions reads it, and README's account of what
-publishing makes public.
+"""The Pages workflow's edition switch, read the way GitHub Actions reads it, and the lecturer's manual's
+account of publishing and of what it makes public (book/lecturers/handing-out.md, public.md).
 
 GitHub evaluates the workflow's ``${{ ... }}`` expressions and ``if:`` conditions; the small evaluator below
 implements the part of that language the workflow uses (string literals, context look-ups, ``==``, ``!=``,
@@ -189,22 +189,21 @@ def test_an_unknown_edition_stops_the_run_with_a_clear_error(value, ok):
         assert "EDITION must be full or student" in run.stdout
 
 
-def _readme_section(title: str) -> str:
-    readme = (ROOT / "README.md").read_text()
-    match = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#+ |\Z)", readme, flags=re.MULTILINE | re.DOTALL)
-    assert match, f"README has no section {title!r}"
-    return " ".join(match.group(1).split())
+def _page(name: str) -> str:
+    """A page of the lecturer's manual (book/lecturers/), its whitespace folded."""
+    return " ".join((ROOT / "book" / "lecturers" / f"{name}.md").read_text().split())
 
 
-def test_readme_says_plainly_what_is_public():
-    text = _readme_section("What is public")
+def test_the_manual_says_plainly_what_is_public():
+    text = _page("public")
     for fact in ("fork of a public repository is public", "solutions/", "posenc/exercises/checks/",
                  "--extra-tests", "EDITION", "student", "Colab", "published package"):
         assert fact in text, fact
-    assert "keep `solutions/` back until" not in (ROOT / "README.md").read_text()
+    for page in [ROOT / "README.md", *(ROOT / "book" / "lecturers").glob("*.md")]:
+        assert "keep `solutions/` back until" not in page.read_text(), page
 
 
-def test_readme_publishing_names_the_switch():
-    text = _readme_section("Building and publishing the site")
+def test_the_manual_on_publishing_names_the_switch():
+    text = _page("handing-out")
     for fact in ("EDITION", "student", SITES["student"], "workflow_dispatch", "What is public"):
         assert fact in text, fact

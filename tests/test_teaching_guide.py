@@ -1,4 +1,5 @@
-"""The teaching guide (book/teaching-guide.md) and the numbers it and README take from posenc.book.teaching."""
+"""The teaching guide (book/teaching-guide.md), the numbers it takes from posenc.book.teaching, and its links to the
+rest of the lecturer's manual (book/lecturers/)."""
 
 import html
 import posixpath
@@ -157,10 +158,16 @@ def test_the_page_has_a_section_per_chapter_with_its_title_and_blocks():
     assert "teaching.grading_markdown()" in source and "--extra-tests" in source
 
 
-def test_the_grading_link_is_the_readme_of_the_configured_repository():
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
-    assert teaching.readme_url() == f"{config['url'].rstrip('/')}/blob/{config['branch']}/README.md"
-    assert teaching.readme_url() in teaching.grading_markdown()
+def test_the_grading_links_are_pages_of_the_manual():
+    """The guide sends a lecturer to the manual's pages by links relative to itself, so a fork's site links
+    its own pages: each exists under book/lecturers/, is in the toc, and has the title its link shows."""
+    toc = (ROOT / "_toc.yml").read_text()
+    links = re.findall(r"\[([^\]]+)\]\(lecturers/([\w-]+)\.md\)", teaching.grading_markdown())
+    assert [page for _, page in links] == list(teaching.MANUAL_PAGES)
+    assert {"grading", "private-checks", "public", "handing-out"} <= set(teaching.MANUAL_PAGES)
+    for title, page in links:
+        assert (ROOT / "book" / "lecturers" / f"{page}.md").read_text().startswith(f"# {title}\n"), page
+        assert f"- file: book/lecturers/{page}\n" in toc, page
 
 
 def test_the_page_runs():
@@ -181,37 +188,13 @@ def test_the_page_runs():
     assert all(isinstance(text, str) and text.strip() for text in shown)
 
 
-def test_readme_states_prerequisites_outcomes_and_the_computed_exercise_times():
-    readme = (ROOT / "README.md").read_text()
-    section = re.search(r"^## Prerequisites, learning outcomes and time\n(.*?)(?=^## )", readme,
-                        flags=re.MULTILINE | re.DOTALL).group(1)
-    for label in ("**Prerequisites.**", "**Learning outcomes.**", "**Time.**", "teaching guide"):
-        assert label in section, label
-    table = teaching.README_TABLE_NOTE + "\n" + teaching.exercise_times_markdown(reading=False)
-    assert table in section, ("README's table of exercise times is not what posenc.book.teaching computes: "
-                              "paste the output of python -m posenc.book.teaching readme-table")
-    assert f"{teaching.LECTURE_MINUTES}-minute lecture" in section
-
-
-def test_the_readme_table_command():
-    assert teaching.main(["readme-table"]) == 0
-    assert teaching.main([]) == 2
-
-
-def test_the_built_page_shows_every_chapter_and_no_error():
-    built = ROOT / "_build" / "html" / "book" / "teaching-guide.html"
-    if not built.exists():
-        pytest.skip(f"{built} is not built (make book)")
-    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", built.read_text())).split())
-    assert "Traceback" not in text
-    for set_id in CHAPTERS:
-        assert (f"slides/{set_id}.html" in built.read_text()) == teaching.has_deck(set_id)
-        assert f"about {teaching._duration(teaching.exercise_minutes(set_id))}" in text
-
-
-def test_the_guide_runs_in_the_checkouts_kernel_which_make_setup_installs():
-    """The guide reads the chapters and the toc from the checkout: a Colab-like kernel with the package from a
-    wheel (the tests' book build) has neither, so the page names the kernel of the course's own .venv."""
-    front = (ROOT / "book" / "teaching-guide.md").read_text().split("---")[1]
-    assert re.search(r"^\s+name: posenc-checkout$", front, flags=re.MULTILINE)
-    assert "ipykernel install --sys-prefix --name posenc-checkout" in (ROOT / "Makefile").read_text()
+def test_the_manual_states_prerequisites_outcomes_and_time_and_the_guide_computes_the_times():
+    overview = (ROOT / "book" / "lecturers" / "overview.md").read_text()
+    sections = dict(re.findall(r"^## ([^\n]+)\n(.*?)(?=^## |\Z)", overview, flags=re.MULTILINE | re.DOTALL))
+    assert {"Prerequisites", "Learning outcomes", "Time"} <= set(sections), list(sections)
+    time = " ".join(sections["Time"].split())
+    for words in (f"{teaching.LECTURE_MINUTES}-minute lecture", "teaching guide", "*Homework at a glance*"):
+        assert words in time, words
+    glance = re.search(r"^## Homework at a glance\n(.*?)(?=^## )", PAGE.read_text(), flags=re.MULTILINE | re.DOTALL)
+    assert glance and "teaching.show_markdown(teaching.exercise_times_markdown())" in glance.group(1), (
+        "the times the manual sends a lecturer to are computed on the teaching guide's page when it is built")

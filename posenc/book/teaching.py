@@ -34,11 +34,11 @@ import yaml
 from posenc.paths import NOTEBOOKS, QUIZZES, ROOT
 
 __all__ = [
-    "ACTIVITY_AFTER", "KIND_MINUTES", "LECTURE_MINUTES", "MODULE_PLANS", "Section", "Slot",
+    "ACTIVITY_AFTER", "KIND_MINUTES", "LECTURE_MINUTES", "MANUAL_PAGES", "MODULE_PLANS", "Section", "Slot",
     "after_activity_markdown", "chapter_ids", "exercise_minutes", "exercise_times_markdown",
-    "grading_markdown", "has_deck", "homework_markdown", "lecture_plan", "lecture_plan_markdown", "main",
+    "grading_markdown", "has_deck", "homework_markdown", "lecture_plan", "lecture_plan_markdown",
     "markdown", "module_plan_markdown", "objectives", "parts", "question_kind", "quiz_markdown",
-    "reading_minutes", "readme_url", "sections", "show", "show_markdown", "show_module_plan",
+    "reading_minutes", "sections", "show", "show_markdown", "show_module_plan",
     "time_rules_markdown", "title",
 ]
 
@@ -355,8 +355,7 @@ def time_rules_markdown() -> str:
 
 def exercise_times_markdown(reading: bool = True) -> str:
     """One row per chapter: its exercise set, questions, points and the estimated times (the time to read
-    the chapter too, unless ``reading`` is false: README's copy leaves it out, so that editing a chapter's
-    prose never makes README stale)."""
+    the chapter too, unless ``reading`` is false)."""
     from posenc.exercises import load_set
 
     header = "| Chapter | Questions | Points | Exercises |" + (" Reading the chapter |" if reading else "")
@@ -401,34 +400,21 @@ def show_module_plan(name: str) -> None:
     show_markdown(module_plan_markdown(name))
 
 
-def readme_url() -> str:
-    """The README of the repository that _config.yml names (a fork's own, once it sets repository.url)."""
-    from posenc.exercises.authoring import repository
-
-    url, branch = repository()
-    return f"{url.rstrip('/')}/blob/{branch}/README.md"
+# The lecturer's manual: the pages of the book's "For lecturers" part (book/lecturers/) that the teaching
+# guide sends a lecturer to for handing out and grading, with their titles.
+MANUAL_PAGES = {
+    "handing-out": "Handing out and publishing",
+    "public": "What is public",
+    "grading": "Grading a class",
+    "private-checks": "Private checks",
+    "lms": "Canvas and Moodle",
+    "gradescope": "Gradescope",
+    "sandbox": "The sandbox",
+}
 
 
 def grading_markdown() -> str:
-    return (f"The full instructions are in the [README of the repository]({readme_url()}), section "
-            "*For lecturers*: *Handing out and building*, *What is public* and *Grading a class*.")
-
-
-README_TABLE_NOTE = "<!-- generated: python -m posenc.book.teaching readme-table -->"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m posenc.book.teaching readme-table`` prints the README's table of times."""
-    import sys
-
-    args = sys.argv[1:] if argv is None else argv
-    if args != ["readme-table"]:
-        print("usage: python -m posenc.book.teaching readme-table", file=sys.stderr)
-        return 2
-    print(README_TABLE_NOTE)
-    print(exercise_times_markdown(reading=False))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    """Links, from the teaching guide (book/teaching-guide.md), to the manual's pages on handing out and
+    grading."""
+    links = ", ".join(f"[{name}](lecturers/{page}.md)" for page, name in MANUAL_PAGES.items())
+    return f"The full instructions are in the following pages of this part: {links}."

@@ -15,6 +15,8 @@ Exit status: 0 when every submission was graded, 1 when at least one could not b
 everything else was graded and written), 2 when nothing was graded because the command itself is wrong (no
 submissions, an unknown --set, notebooks of two sets without --set, a broken --extra-tests folder or
 roster, no bubblewrap or bubblewrap refused) or its output cannot be written.
+
+The manual: the course site, For lecturers, Grading a class (book/lecturers/grading.md).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ from posenc.grader.submission import (
 
 NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
             "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or pass "
-            "--no-sandbox to grade without it (see README: What the isolation does)")
+            "--no-sandbox to grade without it (see the course site, For lecturers, The sandbox: "
+            "book/lecturers/sandbox.md)")
 
 
 @dataclass

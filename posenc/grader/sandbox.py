@@ -95,7 +95,8 @@ def userns_hint(error: str) -> str:
             "them: check with `sysctl kernel.apparmor_restrict_unprivileged_userns` (1: restricted) and allow "
             "bwrap with an AppArmor profile, or `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` "
             "for the session; elsewhere check `sysctl user.max_user_namespaces` (0: disabled) and "
-            "`kernel.unprivileged_userns_clone`. See README: For lecturers, Grading a class")
+            "`kernel.unprivileged_userns_clone`. See the course site, For lecturers, The sandbox, Ubuntu 23.10 and "
+            "later (book/lecturers/sandbox.md)")
 
 
 def package_dir() -> Path:
