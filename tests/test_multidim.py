@@ -193,3 +193,11 @@ def test_the_grid_shift_task_asks_for_the_token_above():
     with pytest.raises(ValueError, match="neighbour inside the grid"):
         md.GridShift(10, 3, 4, dy=3)
     assert task.on(5, 6).grid == (5, 6) and task.chance == 0.1
+
+
+def test_a_learned_frequency_matrix_is_a_copy_of_its_own():
+    start = md.axial_frequencies(8).float().expand(2, -1, -1)
+    position = md.GridRotaryPosition(start, (2, 2), learned=True)
+    with torch.no_grad():
+        position.frequency_matrix.add_(1.0)
+    assert torch.equal(start[0], md.axial_frequencies(8).float())

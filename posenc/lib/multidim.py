@@ -338,7 +338,7 @@ class GridRotaryPosition(GridAware, AttentionPosition):
         self.layout, self.learned = layout, learned
         n_heads, _, n_pairs = frequency_matrix.shape
         self.requires = {"n_heads": n_heads, "d_head": 2 * n_pairs}
-        matrix = frequency_matrix.to(torch.get_default_dtype())
+        matrix = frequency_matrix.to(torch.get_default_dtype()).clone()      # never the caller's tensor
         if learned:
             self.frequency_matrix = nn.Parameter(matrix)
         else:
