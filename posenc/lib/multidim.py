@@ -369,7 +369,7 @@ class GridRotaryPosition(GridAware, AttentionPosition):
         query = cos_sin(query_positions)
         return {"query": query, "key": query if key_positions is query_positions else cos_sin(key_positions)}
 
-    def turn(self, q, k, state):
+    def turn(self, q, k, state, layer=0):         # the same matrix in every layer
         return rotate(q, *state["query"], self.layout), rotate(k, *state["key"], self.layout)
 
     def extra_repr(self) -> str:
