@@ -98,6 +98,17 @@ Q2_WRONG = {
         "a * np.sin(angle) - b", "-a * np.sin(angle) + b"), "wrong way"),
     "rotate-half pairs": (axial_code(first=":d // 2", second="d // 2:"), "not (i, i + d/2)"),
     "base ignored": (axial_code().replace("omega = base **", "omega = 100.0 **"), "always use 100"),
+    "x turned in place": ("""
+import numpy as np
+def axial_rope(x, coords, base=100.0):
+    d = x.shape[-1]
+    omega = base ** (-2 * np.arange(d // 4) / (d // 2))
+    angle = np.concatenate([coords[:, :1] * omega, coords[:, 1:] * omega], axis=1)
+    a, b = x[:, 0::2].copy(), x[:, 1::2].copy()
+    x[:, 0::2] = a * np.cos(angle) - b * np.sin(angle)
+    x[:, 1::2] = a * np.sin(angle) + b * np.cos(angle)
+    return x
+""", "in place"),
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -142,11 +153,13 @@ Q4_WRONG = {
 }
 
 Q5_WRONG = {
-    "raster included": ('keep_above = "abce"', "(b) not supported"),
-    "the resized table included": ('keep_above = "acde"', "(d) not supported"),
-    "M-RoPE left out": ('keep_above = "ae"', "(c) supported"),
-    "mixed left out": ('keep_above = "ac"', "(e) supported"),
-    "axial left out": ('keep_above = "ce"', "(a) supported"),
+    "raster included": ('keep_above = "abce"', "not yet: at least one letter is wrong or missing"),
+    "the resized table included": ('keep_above = "acde"', "what resizing a table does to the distance"),
+    "M-RoPE left out": ('keep_above = "ae"', "what an image's height and width ids are"),
+    "mixed left out": ('keep_above = "ac"', "does not say which"),
+    "everything": ('keep_above = "abcde"', "not yet"),
+    "an unknown letter": ('keep_above = "acf"', "no option f"),
+    "not a string": ("keep_above = 3", "string of letters"),
 }
 
 WRONG = {"q1": Q1_WRONG, "q2": Q2_WRONG, "q3": Q3_WRONG, "q4": Q4_WRONG, "q5": Q5_WRONG}
@@ -166,6 +179,19 @@ def grid_table(height, width, d_model, base=10000.0):
             f = math.sin if j % 2 == 0 else math.cos
             table[t, j], table[t, half + j] = f(omega * x), f(omega * y)
     return table
+""", "float32": table_code().replace("block = np.empty((len(positions), d_half))",
+                                     "block = np.empty((len(positions), d_half), dtype=np.float32)")},
+    "q2": {"float32": axial_code().replace("dtype=np.float64)\n    coords", "dtype=np.float32)\n    coords"),
+           "torch": """
+import numpy as np
+import torch
+def axial_rope(x, coords, base=100.0):
+    x, coords = torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(coords, dtype=torch.float64)
+    d = x.shape[-1]
+    omega = base ** (-2 * torch.arange(d // 4, dtype=torch.float64) / (d // 2))
+    angle = torch.cat([coords[:, :1] * omega, coords[:, 1:] * omega], dim=1)
+    pairs = torch.view_as_complex(x.reshape(len(x), -1, 2).contiguous())
+    return torch.view_as_real(pairs * torch.polar(torch.ones_like(angle), angle)).flatten(1)
 """},
     "q3": {"int32 ids": mrope_code().replace("np.int64", "np.int32")},
     "q4": {"as a fraction": "old_x = 233 / 24", "typed as a string": 'old_x = "9.708333333333334"'},

@@ -14,6 +14,8 @@
 # from 0. Raster order reads the grid row after row, so the cell $(x, y)$ is token $t = x + \text{width}\cdot y$.
 # Chapter 1's sinusoidal encoding of width $d$ puts $\sin(\omega_k\, \text{pos})$ in column $2k$ and
 # $\cos(\omega_k\, \text{pos})$ in column $2k + 1$, with $\omega_k = \text{base}^{-2k/d}$.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import numpy as np
@@ -72,8 +74,8 @@ print(np.abs(moved[1:, 2:] - near[:-1, :-2]).max())
 # - pair $k$ with $k < d/4$ by the angle $x\,\omega'_k$,
 # - pair $d/4 + k$ by the angle $y\,\omega'_k$,
 #
-# where $\omega'_k = \text{base}^{-2k/(d/2)}$ are the frequencies of a head of width $d/2$. Return an array
-# of shape `(n, d)`.
+# where $\omega'_k = \text{base}^{-2k/(d/2)}$ are the frequencies of a head of width $d/2$. Return a new array
+# of shape `(n, d)` and leave `x` and `coords` unchanged (the check tests it): the caller still needs them.
 
 # %%
 def axial_rope(x, coords, base=100.0):

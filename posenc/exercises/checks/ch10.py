@@ -274,6 +274,14 @@ Q5_STATEMENTS = {
                 "2-D offset only"),
 }
 
+Q5_IDEAS = {
+    "a": "what the logit of axial rotary depends on",
+    "b": "which 1-D offset separates a patch from the patch above in raster order",
+    "c": "what an image's height and width ids are, whatever its size",
+    "d": "what resizing a table does to the distance between neighbouring patches",
+    "e": "whether the angles of learned frequencies are still linear in the position",
+}
+
 # ---------------------------------------------------------------------------------------------------
 
 EXERCISES = ExerciseSet("ch10", "Position beyond one dimension", [
@@ -292,6 +300,6 @@ EXERCISES = ExerciseSet("ch10", "Position beyond one dimension", [
                      inputs_unchanged=True),
     ValueQuestion(qid="q4", title="Where a resized table is read", name="old_x", points=1,
                   expected=q4_answer, mistakes=Q4_MISTAKES),
-    ChoiceQuestion.from_statements(Q5_STATEMENTS, qid="q5", title="One row up on another grid", name="keep_above",
-                                   points=1),
+    ChoiceQuestion.from_statements(Q5_STATEMENTS, ("the same logit", "not the same logit"), qid="q5",
+                                   title="One row up on another grid", name="keep_above", points=1, ideas=Q5_IDEAS),
 ])
