@@ -1,7 +1,7 @@
 """Chapter 10's experiment: a model trained on one grid of tokens and read on grids of other sizes.
 
     python -m posenc.experiments run ch10 --out results/ch10.json                   # 10 seeds, 2 processes
-    python -m posenc.experiments replicate ch10 --out results/ch10_replication.json # seeds 100..109
+    python -m posenc.experiments replicate ch10 --out results/ch10_replication.json # seeds 100..104
 
 The task is ``posenc.lib.multidim.GridShift``: a grid of random tokens in raster order, and at every cell the
 token one row up. The model is the course's ``TinyTransformer`` (one layer, bidirectional attention, as in a
@@ -40,7 +40,7 @@ from posenc.experiments.runner import Experiment
 from posenc.experiments.summaries import fmt, markdown_table, records_of
 from posenc.lib import multidim as md
 from posenc.lib.models import TinyTransformer, TrainConfig, evaluate
-from posenc.lib.reproducibility import clearly_above, clearly_apart, clearly_below, seed_torch
+from posenc.lib.reproducibility import REPLICATION_SIZE, clearly_above, clearly_apart, clearly_below, seed_torch
 
 KINDS = ("none", "sinusoidal_2d", "learned_2d", "raster_rope", "axial_rope", "axial_rope_base10",
          "axial_rope_learned", "mixed_rope")
@@ -71,6 +71,7 @@ class GridExperiment(Experiment):
 
     full_seeds = 10
     processes = 2
+    replication_size = REPLICATION_SIZE     # the size the margins of posenc.lib.reproducibility assume
 
     def __post_init__(self):
         # A file stores the grids as lists: back to tuples, so that a loaded configuration equals the chapter's.
