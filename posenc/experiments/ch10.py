@@ -149,11 +149,13 @@ def grid_accuracy(runs, kind: str, grid, config: GridExperiment) -> np.ndarray:
 
 
 def grid_table(runs, config: GridExperiment, digits: int = 3):
-    """(headers, rows): mean ± std over seeds of every kind on every grid."""
+    """(headers, rows): mean ± std over seeds of every kind on every grid (the value itself for one seed)."""
     kinds = [k for k in config.kinds if any(r["kind"] == k for r in records_of(runs))]
     headers = ["encoding"] + [grid_name(g) + (" (trained)" if tuple(g) == tuple(config.train_grid) else "")
                               for g in config.test_grids]
-    rows = [[LABELS[k]] + [fmt(grid_accuracy(runs, k, g, config), digits) for g in config.test_grids] for k in kinds]
+    def shown(values):          # one seed: its value (a spread of one is no spread)
+        return f"{values[0]:.{digits}f}" if values.size == 1 else fmt(values, digits)
+    rows = [[LABELS[k]] + [shown(grid_accuracy(runs, k, g, config)) for g in config.test_grids] for k in kinds]
     return headers, rows
 
 
