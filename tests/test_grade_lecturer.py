@@ -26,7 +26,7 @@ import pytest
 
 from posenc.grader.cli import main
 from tests.conftest import ROOT
-from tests.submissions import require_bwrap
+from tests.submissions import corpus_module, require_bwrap
 
 CORPUS = ROOT / "tests" / "submissions"
 EXAMPLE = ROOT / "posenc" / "grader" / "examples" / "private_checks" / "ch01_extra.py"
@@ -71,14 +71,6 @@ EXTRA = {"ch01": [
 ]}
 '''
 
-
-def corpus_module():
-    sys.path.insert(0, str(CORPUS))
-    try:
-        import make_corpus
-    finally:
-        sys.path.remove(str(CORPUS))
-    return make_corpus
 
 
 def commented(nb: dict) -> dict:

@@ -353,3 +353,52 @@ def test_time_spent_waiting_for_a_cpu_does_not_count(monkeypatch, stretch):
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         ours.close()
+
+
+def test_a_submission_s_status_is_defined_once_and_set_in_one_place():
+    """posenc.grader.status defines every status; only Submission.refuse sets a problem and only Graded.flag
+    raises a flag, and each refuses a status that is not defined."""
+    import ast
+
+    from posenc.grader import status
+    from posenc.grader.session import Graded
+
+    setters = []
+    for path in sorted((ROOT / "posenc" / "grader").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            for node in ast.walk(function):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+                assigned = [t for target in targets for t in ast.walk(target)
+                            if isinstance(t, ast.Attribute) and t.attr in ("problem", "flags")]
+                appended = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "flags"
+                if assigned or appended:
+                    setters.append((path.name, function.name))
+    assert sorted(set(setters)) == [("session.py", "flag"), ("submission.py", "refuse")], setters
+    with pytest.raises(ValueError, match="unknown status"):
+        Submission(Path("a.ipynb"), "a.ipynb").refuse("broken", "?")
+    with pytest.raises(ValueError, match="unknown flag"):
+        Graded(Submission(Path("a.ipynb"), "a.ipynb")).flag("slow", "?")
+    assert status.combined(None, [status.TIMEOUT, status.MEMORY, status.TIMEOUT]) == "timeout+memory-limit"
+    assert status.combined(status.INVALID, [status.TIMEOUT]) == "invalid" and status.combined(None, []) == "ok"
+
+
+def test_the_command_line_has_subcommands_and_grade_is_the_default(tmp_path, capsys):
+    from posenc.grader.cli import main, parser
+
+    commands = parser()._subparsers._group_actions[0].choices
+    assert set(commands) == {"grade", "gradescope", "run-autograder"}
+    for argv in ([str(tmp_path), "--out", str(tmp_path / "g.csv")], ["grade", str(tmp_path), "--out", str(tmp_path / "g.csv")]):
+        assert main(argv) == 2 and "no .ipynb submissions" in capsys.readouterr().err
+
+
+def test_a_shortened_line_ends_after_a_whole_word():
+    from posenc.grader.report import one_line
+
+    text = "the grader's fork server did not start inside bubblewrap because it was refused " * 5
+    short = one_line(text, 100)
+    assert len(short) <= 100 and short.endswith("\u2026") and text.startswith(short[:-1])
+    assert text[len(short) - 1] == " "                         # the cut falls between two words
+    assert one_line("short enough", 100) == "short enough"

@@ -1,7 +1,9 @@
 """The batch grader: ``python -m posenc.grader hand-ins/ --out grades.csv`` (see ``cli``).
 
-* ``cli``: the command: find the submissions (never through a link), choose the exercise set, grade them
-  in parallel, flag duplicates, write.
+* ``cli``: the command line (``grade``, the default, ``gradescope`` and ``run-autograder``) and the run as a
+  pipeline of stages: find the submissions (never through a link), read them, choose the exercise set,
+  grade them in parallel, flag duplicates, write, tell.
+* ``status``: the one definition of a submission's statuses (problems and flags).
 * ``submission``: read a notebook (the parsing itself runs in a kernel), detect its exercise set,
   prepare its cells (no student code runs).
 * ``session``: one submission from cells to judged results, within its time; the fork servers; private

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from posenc.grader.session import Graded, Plan
+from posenc.grader.session import PRIVATE_TROUBLE, Graded, Plan
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows.
 # U+2028 and U+2029 end a line in many editors, as U+0085 (a C1 control) does.
@@ -47,7 +47,17 @@ def one_line(text, limit: int = MAX_LINE) -> str:
     """``text`` as one line whose blanks are single spaces: a student's text (an exception message, a cell
     id, a file name) can never start a line of its own, so it cannot forge a grader's "[PASS] q1 (3/3)" or
     "Score: 12/12" line in the feedback or on the terminal."""
-    return _BLANKS.sub(" ", clean(text)).strip()[:limit]
+    return shorten(_BLANKS.sub(" ", clean(text)).strip(), limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: cut after a whole word (unless that loses over half of it),
+    with "…" where it was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
 
 
 def terminal_text(text) -> str:
@@ -108,25 +118,33 @@ def csv_row(g: Graded, plan: Plan | None) -> list[str]:
             _points(total), f"{percent:.1f}", g.status, "; ".join(g.notes)]
 
 
-def feedback_text(g: Graded, plan: Plan | None) -> str:
-    """What the student reads: public questions in full, private checks as pass/fail only (bounded)."""
+def feedback_text(g: Graded, plan: Plan | None, private: bool = True) -> str:
+    """What the student reads: public questions in full, private checks as pass/fail only (bounded).
+
+    ``private=False``: nothing that depends on the private checks, neither their results nor the total
+    nor what happened while they ran (Gradescope's top-level output, which students see at once)."""
     sub = g.submission
     if not sub.gradable:
         return clean(f"Feedback on {one_line(sub.name)}\n\nThis submission could not be graded: "
                      f"{one_line(sub.message, MAX_CELL)}\n", limit=MAX_FEEDBACK, newlines=True)
     public = [r for r in g.results if not r.private]
-    private = [r for r in g.results if r.private]
+    if private or not any(q.private for q in plan.questions):
+        score = "Score"
+        got, out_of = g.total, plan.max_points
+    else:
+        score = "Score on the course's questions (your lecturer's further checks are not in it)"
+        got, out_of = sum(r.points for r in public), sum(q.points for q in plan.questions if not q.private)
     lines = [f"Feedback on {one_line(sub.name)}",
              f"Exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}",
-             f"Score: {_points(g.total)}/{_points(plan.max_points)} "
-             f"({100 * g.total / plan.max_points:.0f}%)", ""]
+             f"{score}: {_points(got)}/{_points(out_of)} ({100 * got / out_of if out_of else 0:.0f}%)", ""]
     lines += [one_line(r.line()) for r in public]
-    if private:
-        passed = sum(r.passed for r in private)
-        got, out_of = _points(sum(r.points for r in private)), _points(sum(r.max_points for r in private))
-        lines += ["", f"Further checks by your lecturer: {passed} of {len(private)} passed ({got}/{out_of} points)"]
-        lines += [f"  check {i}: {'passed' if r.passed else 'failed'}" for i, r in enumerate(private, 1)]
-    events = g.cell_errors + g.student_notes
+    hidden = [r for r in g.results if r.private]
+    if hidden and private:
+        passed = sum(r.passed for r in hidden)
+        lines += ["", f"Further checks by your lecturer: {passed} of {len(hidden)} passed "
+                      f"({_points(sum(r.points for r in hidden))}/{_points(sum(r.max_points for r in hidden))} points)"]
+        lines += [f"  check {i}: {'passed' if r.passed else 'failed'}" for i, r in enumerate(hidden, 1)]
+    events = g.cell_errors + [n for n in g.student_notes if private or n != PRIVATE_TROUBLE]
     if events:
         lines += ["", "While running your notebook:"]
         lines += [f"  - {one_line(text)}" for text in events[:MAX_LINES]]

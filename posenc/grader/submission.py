@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import Callable
 
 from posenc.paths import EXERCISES
+from posenc.grader.status import (  # noqa: F401  (the statuses' one definition; imported from here too)
+    EMPTY, GRADER_ERROR, INVALID, NOT_NOTEBOOK, PROBLEMS, SYMLINK, UNKNOWN_SET, WRONG_SET,
+)
 from posenc.grader.worker import (  # noqa: F401  (parsing runs in a kernel: it lives with the kernel's code)
-    EMPTY, INVALID, detect_set, fingerprint, parse_notebook, prepare_code,
+    detect_set, fingerprint, parse_notebook, prepare_code,
 )
 
 MAX_FILE_BYTES = 100 * 2**20
-
-# Statuses of a submission that could not be graded at all (besides INVALID and EMPTY).
-UNKNOWN_SET, WRONG_SET, GRADER_ERROR, SYMLINK = "unknown-set", "wrong-set", "grader-error", "symlink"
-NOT_NOTEBOOK = "not-a-notebook"       # an upload in the folder not named .ipynb (a PDF, .ipynb.txt)
 
 
 @dataclass
@@ -54,13 +53,20 @@ class Submission:
     cells: list[Cell] = field(default_factory=list)
     set_id: str | None = None
     set_evidence: str = ""
-    problem: str | None = None        # a status of INVALID, EMPTY, ... when it cannot be graded
+    problem: str | None = None        # one of status.PROBLEMS when it cannot be graded (set by ``refuse``)
     message: str = ""
     digest: str = ""                  # of the code the notebook runs, to spot duplicates
 
     @property
     def gradable(self) -> bool:
         return self.problem is None
+
+    def refuse(self, problem: str, message: str) -> "Submission":
+        """Mark this submission as not gradable, and why: the one place a problem is set."""
+        if problem not in PROBLEMS:
+            raise ValueError(f"unknown status {problem!r}: one of {', '.join(PROBLEMS)}")
+        self.problem, self.message = problem, message
+        return self
 
 
 def read_bytes(path: Path) -> bytes:
@@ -75,13 +81,12 @@ def read_bytes(path: Path) -> bytes:
         if info.st_size > MAX_FILE_BYTES:
             raise OSError(0, f"the file is {info.st_size / 2**20:.0f} MB, too large for a notebook "
                              f"(limit {MAX_FILE_BYTES // 2**20} MB)")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_FILE_BYTES:
-                raise OSError(0, f"the file is over {MAX_FILE_BYTES // 2**20} MB, too large for a notebook")
-        return b"".join(chunks)
+        data = os.read(fd, info.st_size + 1)           # in one piece: never a second copy of a large file
+        while len(data) <= MAX_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):     # (it grew meanwhile)
+            data += chunk
+        if len(data) > MAX_FILE_BYTES:
+            raise OSError(0, f"the file is over {MAX_FILE_BYTES // 2**20} MB, too large for a notebook")
+        return data
     finally:
         os.close(fd)
 
@@ -95,13 +100,13 @@ def read_submission(path: Path, name: str | None = None,
         raw = read_bytes(sub.path)
     except OSError as exc:
         if exc.errno == errno_ELOOP:
-            return _bad(sub, SYMLINK, SYMLINK_MESSAGE)
-        return _bad(sub, INVALID, f"the file cannot be read ({exc.strerror or exc})")
+            return sub.refuse(SYMLINK, SYMLINK_MESSAGE)
+        return sub.refuse(INVALID, f"the file cannot be read ({exc.strerror or exc})")
     try:
         parsed = (parse or parse_notebook)(raw, sub.path.name)
         return from_parsed(sub, parsed)
     except Exception as exc:  # the parser ran out of memory or time, or broke: this file only
-        return _bad(sub, INVALID, f"the notebook could not be read within the grader's limits ({exc})")
+        return sub.refuse(INVALID, f"the notebook could not be read within the grader's limits ({exc})")
 
 
 errno_ELOOP = 40
@@ -113,8 +118,8 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
     if not isinstance(parsed, dict):
         raise ValueError("the parser's answer is malformed")
     if parsed.get("problem") is not None:
-        return _bad(sub, str(parsed["problem"]) if parsed["problem"] in (INVALID, EMPTY) else INVALID,
-                    str(parsed.get("message", ""))[:1000])
+        return sub.refuse(parsed["problem"] if parsed["problem"] in (INVALID, EMPTY) else INVALID,
+                          str(parsed.get("message", ""))[:1000])
     cells = parsed.get("cells")
     if not isinstance(cells, list):
         raise ValueError("the parser's answer is malformed")
@@ -122,6 +127,7 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
         if not isinstance(item, list) or len(item) != 6:
             raise ValueError("the parser's answer is malformed")
         cell_id, source, code, defines, checks, print_ = item
+        code = source if code is None else code
         if not (isinstance(cell_id, str) and isinstance(source, str) and isinstance(code, str)
                 and isinstance(defines, list) and isinstance(checks, list) and isinstance(print_, str)):
             raise ValueError("the parser's answer is malformed")
@@ -130,11 +136,6 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
     set_id, evidence = parsed.get("set_id"), parsed.get("set_evidence", "")
     sub.set_id = set_id if isinstance(set_id, str) and re.fullmatch(r"ch\d\d", set_id) else None
     sub.set_evidence = str(evidence)[:100] if sub.set_id else ""
-    return sub
-
-
-def _bad(sub: Submission, problem: str, message: str) -> Submission:
-    sub.problem, sub.message = problem, message
     return sub
 
 

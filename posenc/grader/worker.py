@@ -23,7 +23,6 @@ Frames on the kernel's socket are an 8-byte big-endian length and a UTF-8 JSON b
 from __future__ import annotations
 
 import ast
-import base64
 import importlib
 import io
 import hashlib
@@ -40,6 +39,7 @@ import time
 import types
 
 import posenc.grader.sandbox as sandbox
+from posenc.grader.status import EMPTY, INVALID
 
 HEADER = struct.Struct("!Q")
 MAX_REQUEST = 512 * 2**20
@@ -411,7 +411,6 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
     probe_copy = _private_copy(probe_module)
     collect_probe, encode, decode = probe_copy["collect"], probe_copy["encode"], probe_copy["decode"]
     json_encoder, json_decoder = json.JSONEncoder(separators=(",", ":")), json.JSONDecoder()
-    b64decode = base64.b64decode
 
     def dumps(obj) -> str:
         return "".join(json_encoder.iterencode(obj, _one_shot=True))    # the C encoder, no Python checks
@@ -434,7 +433,7 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
         confinement.append("bubblewrap: own user, PID, mount, network and IPC namespaces; sees only the "
                            "Python environment and the course library; a private tmpfs as its folder")
     if setup.get("confine", True):
-        confinement += sandbox.confine(workdir)
+        confinement += sandbox.confine(workdir, None if isolated else sandbox.readable_paths(workdir))
     confinement += limits
     namespace["__name__"] = "__main__"
     out = _CappedText()
@@ -450,7 +449,7 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
         return {"status": "ok", "collected": encode(collect_probe(namespace, decode(request["probe"])))}
 
     def parse(request):
-        return {"status": "ok", "parsed": parse_notebook(b64decode(request["data"]), request.get("filename", ""))}
+        return {"status": "ok", "parsed": parse_notebook(request["payload"], request.get("filename", ""))}
 
     def describe(exc) -> dict:
         try:
@@ -490,6 +489,10 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
             request = loads(body)
             if type_(request) is not dict_type:
                 raise ValueError("not a request")
+            if request.get("payload"):        # the bytes the request is about follow in a frame of their own
+                request["payload"] = recv_frame(channel)
+                if request["payload"] is None:
+                    os._exit(0)
             handler = handlers.get(request.get("op"))
             if handler is None:
                 raise ValueError(f"unknown op {request.get('op')!r}")
@@ -523,14 +526,15 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
 
 MAX_CELLS = 5000
 MAX_PARSED_CELL = 2**20          # characters; a longer cell runs as it is (check calls and names unseen)
+MAX_CODE = 24 * 2**20            # characters of code in all (the 20 MB literal of the corpus still runs)
 SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
 CHECKER_CALL = re.compile(r"checker\(\s*['\"](ch\d\d)['\"]\s*\)")
-INVALID, EMPTY = "invalid", "empty"     # statuses of a file that is not a gradable notebook
 
 
 def parse_notebook(raw: bytes, filename: str) -> dict:
     """Parse a notebook's bytes into plain data: ``{"problem", "message"}`` when it is not gradable,
-    else ``{"cells": [[id, source, code, defines, checks], ...], "set_id", "set_evidence"}``."""
+    else ``{"cells": [[id, source, code (None: the source), defines, checks, fingerprint], ...], "set_id",
+    "set_evidence"}``."""
     def bad(problem: str, message: str) -> dict:
         return {"problem": problem, "message": message}
 
@@ -563,11 +567,17 @@ def parse_notebook(raw: bytes, filename: str) -> dict:
         cells.append((cell_id[:64] if isinstance(cell_id, str) else "", source))
     if len(cells) > MAX_CELLS:
         return bad(INVALID, f"the notebook has {len(cells)} code cells, more than the grader reads ({MAX_CELLS})")
+    code = sum(len(source) for _, source in cells)
+    if code > MAX_CODE:
+        return bad(INVALID, f"the notebook holds {code / 2**20:.0f} MB of code, more than the grader reads "
+                            f"({MAX_CODE // 2**20} MB): was data pasted into a cell?")
     if not any(source.strip() for _, source in cells):
         return bad(EMPTY, "the notebook has no code: nothing to grade (was the right notebook uploaded?)")
     set_id, evidence = detect_set(nb, filename, [source for _, source in cells])
     prepared = [(cell_id, source, *prepare_code(source)) for cell_id, source in cells]
-    return {"problem": None, "cells": [[*cell, fingerprint(cell[2])] for cell in prepared],
+    # (the code is sent only where it differs from the source: the reply carries each cell once)
+    return {"problem": None, "cells": [[cell_id, source, None if code == source else code, defines, checks,
+                                        fingerprint(code)] for cell_id, source, code, defines, checks in prepared],
             "set_id": set_id, "set_evidence": evidence}
 
 
