@@ -150,7 +150,8 @@ def test_every_result_file_loads_and_names_the_command_that_writes_it(path):
     config, records, _ = results.load_results(path)
     assert type(config) is registry.experiment_class(args.sweep) and records
     cls = type(config)
-    n_seeds = cls.full_seeds if args.seeds is None else args.seeds
+    default = (cls.replication_size or cls.full_seeds) if args.command == "replicate" else cls.full_seeds
+    n_seeds = default if args.seeds is None else args.seeds
     first = args.first_seed if args.first_seed is not None else (
         registry.REPLICATION_FIRST_SEED if args.command == "replicate" else 0)
     assert tuple(config.seeds) == tuple(range(first, first + n_seeds)) == tuple(data["seeds"])
