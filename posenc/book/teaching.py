@@ -60,6 +60,7 @@ ACTIVITY_AFTER = {
     "ch06": "Two layouts: interleaved pairs and \"rotate half\"",
     "ch07": "The file, your run and a replication",
     "ch08": "Two ways to read a long text",
+    "ch09": "How fast: Llama 3's ramp, YaRN's, and LongRoPE's factors",
     "ch10": "Rotary on a grid: the frequency matrix",
 }
 
@@ -86,7 +87,7 @@ MINUTES_PER_CODE_CELL = 1        # run the cell and look at what it shows
 # Two module plans: Part I in two weeks, Parts I and II in six. Each chapter is one lecture.
 MODULE_PLANS = {
     "2-week": {"parts": 1, "weeks": [["ch00", "ch01", "ch02"], ["ch03", "ch04"]]},
-    "6-week": {"parts": 2, "weeks": [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05"], ["ch06"], ["ch07", "ch08", "ch10"]]},
+    "6-week": {"parts": 2, "weeks": [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05"], ["ch06"], ["ch07", "ch08", "ch09", "ch10"]]},
 }
 
 
