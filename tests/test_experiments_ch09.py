@@ -14,7 +14,8 @@ from tests.conftest import assert_rerun_matches_file
 
 
 def test_the_experiment_measures_every_kind_and_the_extra_readings_of_irope():
-    config = ch09.TodayExperiment(kinds=("partial", "irope"), steps=3, eval_bytes=512)
+    config = ch09.TodayExperiment(kinds=("partial", "irope"), steps=3, eval_bytes=512,
+                                   eval_factors=(1, 2), seeds=(0,))
     runs = {r.kind: r for r in ex.sweep(config, keep_models=False)}
     assert set(runs["partial"].by_position) == set(ch08.PROTOCOLS) | {"fastest_only"}
     assert set(runs["irope"].by_position) == set(ch08.PROTOCOLS) | set(ch09.READINGS)
