@@ -121,15 +121,13 @@ EXTRA ?=
 gradescope: $(STAMP)
 	$(BIN)/python -m posenc.grader gradescope $(SET) --out autograder_$(SET).zip $(if $(EXTRA),--extra-tests $(EXTRA))
 
+# Every sweep the registry knows (posenc.experiments.registry), then the held-out replications; chapter 7's
+# learning-rate search, run once, is python -m posenc.experiments lr-search --out results/ch07_lr_search.json.
 experiments: $(STAMP)
-	$(BIN)/python -m posenc.lib.experiments ch03 --out results/ch03.json
-	$(BIN)/python -m posenc.lib.experiments ch04 --out results/ch04.json
-	$(BIN)/python -m posenc.lib.experiments ch05 --out results/ch05.json
-	$(BIN)/python -m posenc.lib.experiments ch06 --out results/ch06.json
-	$(BIN)/python -m posenc.lib.experiments ch07 --out results/ch07.json
-	$(BIN)/python -m posenc.lib.benchmark replicate --out results/ch07_replication.json
-	$(BIN)/python -m posenc.lib.experiments ch08 --out results/ch08.json
-	$(BIN)/python -m posenc.lib.experiments ch08 --out results/ch08_replication.json --first-seed 100
+	set -e; for sweep in $$($(BIN)/python -m posenc.experiments list); do \
+	  $(BIN)/python -m posenc.experiments run $$sweep --out results/$$sweep.json; done; \
+	for sweep in $$($(BIN)/python -m posenc.experiments list --replicated); do \
+	  $(BIN)/python -m posenc.experiments replicate $$sweep --out results/$${sweep}_replication.json; done
 
 # Every chapter that trains a model, executed again with its torch seeds shifted by ten constants (a stand-in
 # for other machines): results/robustness.json, checked by tests/test_robustness.py. CHAPTERS="ch05 ch07"

@@ -1,6 +1,8 @@
 """The course's package. Its folders follow the course's pipeline:
 
-* ``posenc.lib``: the course's own library (encodings, rotations, models, tasks, experiments);
+* ``posenc.lib``: the course's own library, what the chapters teach (encodings, rotations, models, tasks);
+* ``posenc.experiments``: the experiment harness (the multi-seed runner, summaries, result files, one module
+  per chapter's experiment; ``python -m posenc.experiments``);
 * ``posenc.book``: the book's tooling (notebook set-up and style, explorers, quizzes, editions);
 * ``posenc.exercises``: the exercises' tooling (the generator, the check framework, the checks);
 * ``posenc.grader``: the batch grader (``python -m posenc.grader``).

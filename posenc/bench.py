@@ -115,8 +115,10 @@ def bench_sweeps() -> None:
     """The wall-clock time of each full sweep, as its results file recorded it (``make experiments``)."""
     import json
 
+    from posenc.experiments.results import RESULTS_DIR
+
     print("Full sweeps (make experiments), as recorded in results/*.json")
-    for path in sorted((ROOT / "results").glob("*.json")):
+    for path in sorted(RESULTS_DIR.glob("*.json")):
         data = json.loads(path.read_text())
         timing = data.get("timing")
         if timing and "runs" in data:

@@ -1,7 +1,8 @@
 """Where the course's files are: the one home of the checkout's root and the folders under it.
 
 The library (``posenc.lib``) never needs these; the tooling that reads or writes the repository does
-(the exercise generator, the book builds, ``make bench``, the result files of ``make experiments``).
+(the exercise generator, the book builds, ``make bench``), and the experiment harness's result files
+(``posenc.experiments.results``, the only reader of ``RESULTS``).
 In an installed wheel ``ROOT`` is the folder above site-packages' ``posenc`` and holds none of them:
 ``in_checkout()`` says whether they are there.
 

@@ -94,21 +94,21 @@ def assert_rerun_matches_file(path, kind: str, seed: int = 0, measures=None) -> 
     import numpy as np
     import torch
 
-    from posenc.lib import experiments as ex
+    from posenc.experiments import results, run_one, in_distribution
     from posenc.lib import reproducibility as rep
 
-    config, records, data = ex.load_results(path)
+    config, records, data = results.load_results(path)
     assert data.get("platform"), f"{path} does not record its platform: run `make experiments`"
     saved = next(r for r in records if (r["kind"], r["seed"]) == (kind, seed))
     at = [r["seed"] for r in records if r["kind"] == kind].index(seed)
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)                  # as the files were made (python -m posenc.lib.experiments)
+    torch.set_num_threads(1)                  # as the files were made (python -m posenc.experiments)
     try:
-        run = ex.run_one(replace(config, seeds=(seed,)), kind, seed, keep_model=False)
+        run = run_one(replace(config, seeds=(seed,)), kind, seed, keep_model=False)
     finally:
         torch.set_num_threads(threads)
     if measures is None:
-        values = {"accuracy": (run.accuracy, ex.in_distribution(records, kind))}
+        values = {"accuracy": (run.accuracy, in_distribution(records, kind))}
     else:
         values = measures(run, records, config)
     if rep.same_platform(data["platform"]):

@@ -1,14 +1,11 @@
-"""posenc.lib.comparison: the lens (logit_terms), the measured costs and chapter 5's inside-length sweep."""
+"""posenc.lib.comparison: the lens (plain_and_method_logits) and the measured costs."""
 
-import numpy as np
 import pytest
 import torch
 
 from posenc.lib import comparison as cmp
-from posenc.lib import experiments as ex
 from posenc.lib.attention import METHODS
 from posenc.lib.relative import alibi_slopes, relative_positions
-from tests.conftest import assert_rerun_matches_file
 from tests.test_models import one_thread  # noqa: F401  (autouse: tiny models run fastest on one thread)
 
 
@@ -21,7 +18,7 @@ def model(method, causal=False, **kwargs):
 def test_the_two_terms_add_up_to_the_logits(method, causal):
     net = model(method, causal)
     tokens = torch.randint(0, 16, (2, 12))
-    plain, term = cmp.logit_terms(net, tokens, layer=1)
+    plain, term = cmp.plain_and_method_logits(net, tokens, layer=1)
     logits = net.attention_logits(tokens, layer=1)
     finite = torch.isfinite(logits)
     torch.testing.assert_close((plain + term)[finite], logits[finite])
@@ -34,7 +31,7 @@ def test_the_two_terms_add_up_to_the_logits(method, causal):
 
 def test_alibis_term_is_its_bias():
     n = 10
-    _, term = cmp.logit_terms(model("alibi"), torch.randint(0, 16, (1, n)))
+    _, term = cmp.plain_and_method_logits(model("alibi"), torch.randint(0, 16, (1, n)))
     expected = -alibi_slopes(2)[:, None, None].float() * relative_positions(n, n).abs()
     torch.testing.assert_close(term[0], expected)
 
@@ -62,41 +59,3 @@ def test_method_costs_measure_what_the_methods_keep():
     assert by[("alibi", 8)]["parameters"] == by[("sinusoidal", 8)]["parameters"] == 0
     with pytest.raises(ValueError, match="unknown methods"):
         cmp.method_costs(methods=("xpos",))
-
-
-def test_published_numbers_are_consistent():
-    speed = cmp.PRESS2022_SPEED
-    assert speed["lengths"] == (512, 1024, 3072)
-    ratios = np.array(speed["train_wps"]["sinusoidal"]) / np.array(speed["train_wps"]["t5"])
-    assert ratios.min() > 1.9                           # "at least twice as slow" (1.98 at L = 512)
-    assert all(len(v) == 3 for table in ("train_wps", "eval_wps", "memory_gb") for v in speed[table].values())
-
-
-def test_the_inside_sweep_is_registered_and_pairs_its_runs():
-    assert ex.experiment_class("ch05") is cmp.InsideLengthExperiment
-    config = cmp.InsideLengthExperiment()
-    assert config.eval_length == config.train_length and config.kinds == cmp.INSIDE_KINDS
-    models = {kind: config.build(kind, seed=3) for kind in config.kinds}
-    reference = models["none"]
-    for net in models.values():
-        assert torch.equal(net.embedding.weight, reference.embedding.weight)
-        assert config.measure("t5", net) == {}
-    torch.testing.assert_close(models[cmp.STEEP_ALIBI].position.slopes, alibi_slopes(8)[:2])
-    torch.testing.assert_close(models["alibi"].position.slopes, alibi_slopes(2))
-    with pytest.raises(ValueError, match="8 heads"):
-        cmp.InsideLengthExperiment(n_heads=16, d_model=32).build(cmp.STEEP_ALIBI, 0)
-
-
-def test_report_and_paired_differences():
-    config = cmp.InsideLengthExperiment(kinds=("none", "t5"), seeds=(0, 1), steps=2)
-    runs = ex.sweep(config, keep_models=False)
-    text = config.report(runs)
-    assert "T5 bias" in text and "no encoding" in text and "±" in text and "accuracy at L" in text
-    differences = cmp.paired_differences(runs, "t5", "none")
-    by = {(r.kind, r.seed): r.accuracy for r in runs}
-    np.testing.assert_allclose(differences, [by[("t5", s)] - by[("none", s)] for s in (0, 1)])
-    assert cmp.paired_differences([r.record() for r in runs], "t5", "none").shape == (2,)
-
-
-def test_one_run_of_results_ch05_is_reproduced():
-    assert_rerun_matches_file(ex.RESULTS_DIR / "ch05.json", "alibi-steep")

@@ -1,7 +1,5 @@
 """The shared experiment code: positional modules, the toy task, the tiny Transformer and chapter 4's sweep."""
 
-import dataclasses
-import json
 import math
 
 import numpy as np
@@ -9,7 +7,6 @@ import pytest
 import torch
 from torch import nn
 
-from posenc.lib import experiments as ex
 from posenc import sinusoidal_encoding_torch
 from posenc.lib.models import (
     TinyTransformer,
@@ -23,7 +20,6 @@ from posenc.lib.models import (
 )
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from posenc.lib.tasks import IGNORE, ShiftedCopy
-from tests.conftest import assert_rerun_matches_file
 
 
 @pytest.fixture(autouse=True)
@@ -314,142 +310,3 @@ def test_accuracy_by_position_is_nan_where_there_is_no_target():
     assert np.all((accuracy[2:] >= 0) & (accuracy[2:] <= 1))
     overall = evaluate(model, ShiftedCopy(8, 2), 10, n_sequences=16)
     assert np.nanmean(accuracy) == pytest.approx(overall)       # every position has as many targets
-
-
-# ---------------------------------------------------------------------------------------------------
-# Chapter 4's experiment helpers
-
-QUICK = ex.LengthExperiment(d_model=16, n_layers=1, max_len=16, train_length=8, steps=3, batch_size=4,
-                            eval_length=24, n_eval=8, window=8, seeds=(0, 1))
-
-
-def test_runs_are_paired_across_encodings():
-    models = [ex.build_model(kind, QUICK, seed=3) for kind in ex.ENCODINGS]
-    for name in ("embedding.weight", "head.weight", "encoder.layers.0.linear1.weight"):
-        first = dict(models[0].named_parameters())[name]
-        assert all(torch.equal(dict(m.named_parameters())[name], first) for m in models)
-
-
-def test_the_control_table_is_the_learned_table_at_the_scale_of_pe():
-    learned, control = (ex.build_model(kind, QUICK, seed=4) for kind in ex.LEARNED)
-    rms = ex.pe_entry_rms(QUICK.d_model)
-    assert rms == pytest.approx(2 ** -0.5)
-    scale = rms / QUICK.learned_init_std
-    torch.testing.assert_close(control.positional.table, learned.positional.table * scale)
-    table_rms = control.positional.table.pow(2).mean().sqrt().item()
-    assert abs(table_rms / rms - 1) < 0.15
-    assert ex.LABELS["learned_pe_scale"] and "learned_pe_scale" in QUICK.kinds
-
-
-def test_build_model_rejects_an_unknown_kind():
-    with pytest.raises(ValueError, match="kind"):
-        ex.build_model("rotary", QUICK, seed=0)
-
-
-def test_clamped_copy_keeps_the_first_rows_and_leaves_the_original_alone():
-    model = ex.build_model("learned", QUICK, seed=0)
-    clone = ex.clamped_copy(model, 5)
-    assert clone.positional.max_len == 5 and clone.positional.overflow == "clamp"
-    torch.testing.assert_close(clone.positional.table, model.positional.table[:5])
-    assert model.positional.max_len == QUICK.max_len and model.positional.overflow == "error"
-
-
-def test_sweep_records_round_trip_through_a_file(tmp_path):
-    runs = ex.sweep(QUICK, kinds=("sinusoidal", "learned"))
-    assert [(r.kind, r.seed) for r in runs] == [("sinusoidal", 0), ("learned", 0), ("sinusoidal", 1), ("learned", 1)]
-    learned = runs[1]
-    assert set(learned.by_position) == {"plain", "window", "clamp"}
-    assert np.all(np.isnan(learned.by_position["plain"][QUICK.max_len:]))          # past the table
-    assert torch.equal(learned.model.positional.table[QUICK.train_length:], learned.initial_table[QUICK.train_length:])
-    path = tmp_path / "results.json"
-    ex.save_results(path, QUICK, runs)
-    config, records, meta = ex.load_results(path)
-    assert config == QUICK and ex.same_setup(config, ex.LengthExperiment(**{**QUICK.__dict__, "seeds": (5,)}))
-    assert meta["seeds"] == [0, 1] and json.loads(path.read_text())["config"]["steps"] == 3
-    for kind in ("sinusoidal", "learned"):
-        np.testing.assert_allclose(ex.position_curves(records, kind), ex.position_curves(runs, kind))
-    assert len(ex.summary_rows(records, config)) == len(ex.summary_rows(runs, config))
-
-
-def test_bin_means_skip_unmeasured_positions():
-    config = ex.LengthExperiment(offset=1, train_length=2, max_len=4, eval_length=6)
-    record = {"kind": "learned", "accuracy": 1.0,
-              "by_position": {"plain": [None, 1.0, 0.5, 0.0, None, None]}}
-    bins = ex.bin_means([record], "learned", config)
-    assert list(bins) == ["trained", "L..2L", "2L..4", "past the table"]
-    assert bins["trained"][0] == 1.0 and bins["L..2L"][0] == 0.25 and np.isnan(bins["past the table"][0])
-
-
-def test_small_summaries():
-    assert ex.mean_spread([1.0, 3.0]) == (2.0, pytest.approx(math.sqrt(2)))
-    assert ex.mean_spread([2.0]) == (2.0, 0.0) and math.isnan(ex.mean_spread([np.nan])[0])
-    assert ex.fmt([0.5, 0.5]) == "0.50 ± 0.00" and ex.fmt([]) == "–"
-    assert ex.steps_to_loss([1.0] * 20 + [0.01] * 20, threshold=0.1, smooth=10) == 29
-    assert math.isnan(ex.steps_to_loss([1.0] * 30)) and math.isnan(ex.steps_to_loss([0.0] * 5, smooth=10))
-    assert ex.fmt([1.0, 3.0, np.nan], 0) == "2 ± 1 (2 of 3 seeds)" and ex.fmt([np.nan]) == "–"
-    assert ex.markdown_table(["a", "b"], [[1, 2]]).splitlines() == ["| a | b |", "| --- | --- |", "| 1 | 2 |"]
-    mean, low, high = ex.band(np.array([[np.nan, 1.0], [np.nan, 0.0]]))
-    assert np.isnan(mean[0]) and (mean[1], low[1], high[1]) == (0.5, 0.0, 1.0)
-
-
-def test_tables_render_as_escaped_html_and_as_markdown():
-    table = ex.Table(["kind", "value"], [["a < b", 0.5]])
-    assert "<td>a &lt; b</td><td>0.5</td>" in table._repr_html_()
-    assert table._repr_markdown_().splitlines()[-1] == "| a < b | 0.5 |"
-
-
-def test_published_numbers_are_the_ones_the_course_quotes():
-    vaswani, press = ex.PUBLISHED["vaswani2017"], ex.PUBLISHED["press2022"]
-    assert vaswani["sinusoidal"] == {"ppl": 4.92, "bleu": 25.8} and vaswani["learned"] == {"ppl": 4.92, "bleu": 25.7}
-    assert press["lengths"] == (512, 1012, 3512) and press["sinusoidal"] == (20.05, 43.54, 178.97)
-
-
-def test_every_position_method_runs_through_the_length_experiment():
-    """Part II's methods share the runner with chapter 4, and for one seed the same non-positional weights."""
-    methods = ("alibi", "rope", "t5", "shaw")
-    runs = ex.sweep(QUICK, kinds=methods)
-    assert [r.kind for r in runs if r.seed == QUICK.seeds[0]] == list(methods)
-    assert all(r.by_position["plain"].shape == (QUICK.eval_length,) for r in runs)
-    embeddings = [ex.build_model(kind, QUICK, seed=3).embedding.weight for kind in ("none", "alibi", "rope")]
-    assert all(torch.equal(embeddings[0], e) for e in embeddings[1:])
-
-
-@dataclasses.dataclass(frozen=True)
-class QuickLength(ex.LengthExperiment):
-    """QUICK's configuration as defaults, so that the command line can build it from a number of seeds."""
-
-    d_model: int = 16
-    n_layers: int = 1
-    max_len: int = 16
-    train_length: int = 8
-    steps: int = 3
-    batch_size: int = 4
-    eval_length: int = 24
-    n_eval: int = 8
-    window: int = 8
-
-
-@pytest.mark.filterwarnings("ignore:.*found in sys.modules:RuntimeWarning")
-def test_the_command_line_sweep_reports_its_table(tmp_path, monkeypatch, capsys):
-    """`python -m posenc.lib.experiments` runs as __main__; its report must still read the runs it made."""
-    import runpy
-    import sys
-
-    monkeypatch.setitem(ex.SWEEPS, "ch04", ("tests.test_models", "QuickLength", "a quick sweep"))
-    monkeypatch.setattr(sys, "argv", ["experiments", "ch04", "--out", str(tmp_path / "r.json"), "--seeds", "1"])
-    with pytest.raises(SystemExit) as exit_code:
-        runpy.run_module("posenc.lib.experiments", run_name="__main__")
-    assert exit_code.value.code == 0
-    out = capsys.readouterr().out
-    assert "in-distribution accuracy: none" in out and "| encoding | read |" in out
-    config, records, _ = ex.load_results(tmp_path / "r.json")
-    assert config == QuickLength(seeds=(0,)) and len(records) == len(ex.ENCODINGS)
-
-
-# ---------------------------------------------------------------------------------------------------
-# The committed files reproduce from the code
-
-
-def test_the_chapter_4_file_reproduces_from_the_code():
-    """One run of results/ch04.json (no encoding, the cheapest kind, seed 0), with the file's configuration."""
-    assert_rerun_matches_file(ex.RESULTS_DIR / "ch04.json", "none", 0)

@@ -142,3 +142,56 @@ def test_ch03_logit_question_uses_two_positions_and_the_chapters_matrix():
     h, a = x + p, w_q @ w_k.T
     logits = sum(combining.logit_terms(x, p, w_q, w_k))
     assert np.allclose(logits, [[h[i] @ a @ h[j] for j in range(5)] for i in range(5)])
+
+
+def _answer(chapter, question_words, answer_start):
+    question = next(q for q in quiz.load(chapter) if question_words in q["question"])
+    return next(a for a in question["answers"] if a["answer"].startswith(answer_start))
+
+
+def test_ch03_tokens_also_cross_the_few_directions_of_position():
+    """Quiz ch03 Q4: the 6 directions that hold 99% of the variation of 16 positions at d = 512 are not
+    reserved for position: a random token vector puts about 6/512 of its energy there (chapter 3 measures it)."""
+    from posenc.lib import combining
+
+    feedback = _answer("ch03", "adding PE", "In high dimension")["feedback"]
+    assert "6/512 of its energy" in feedback and combining.effective_dimension(16, 512) == 6
+    pe = sinusoidal_encoding(16, 512)
+    directions = np.linalg.svd(pe - pe.mean(axis=0), full_matrices=False)[2][:6]
+    tokens = np.random.default_rng(0).normal(size=(2000, 512))
+    share = np.sum((tokens @ directions.T) ** 2) / np.sum(tokens ** 2)
+    assert abs(share / (6 / 512) - 1) < 0.1
+
+
+def test_ch05_slopes_question_names_the_code_and_the_papers_rule():
+    """Quiz ch05 Q4: the 6-head slopes are those of the authors' reference code (get_slopes, which
+    posenc.lib.relative.alibi_slopes follows); 2^(-8h/n) is the rule of the paper's text for every n, and the
+    wrong option's feedback must say so rather than call it a power-of-two formula."""
+    from fractions import Fraction
+
+    from posenc.lib.relative import alibi_slopes
+
+    question = next(q for q in quiz.load("ch05") if "6 heads" in q["question"])
+    assert "reference code" in question["question"]
+    right = next(a["answer"] for a in question["answers"] if a["correct"])
+    typed = [Fraction(x) for x in re.findall(r"1/\d+", right)]
+    assert typed == [Fraction(s).limit_denominator(1024) for s in alibi_slopes(6).tolist()]
+    geometric = _answer("ch05", "6 heads", "2^(−8h/6)")["feedback"]
+    assert "paper's text" in geometric and "section 3" in geometric
+
+
+def test_ch06_bfloat16_feedback_matches_the_rounding_of_the_angle():
+    """Quiz ch06 Q4: bfloat16 numbers between 32 and 64 are 0.25 apart; rounding the angle pos * theta_i alone
+    (exact frequencies) is off by more than 0.1 rad before position 100; theta_i itself is off by up to 0.4 %."""
+    import torch
+
+    from posenc.lib.rotary import rotary_frequencies
+
+    feedback = _answer("ch06", "bfloat16", "In float32")["feedback"]
+    assert "0.25 apart" in feedback and "0.1 rad within the first hundred positions" in feedback and "0.4 %" in feedback
+    pair = torch.tensor([32.0, 64.0], dtype=torch.bfloat16)
+    assert float(torch.nextafter(pair[0], pair[1]) - pair[0]) == 0.25
+    theta = rotary_frequencies(128)
+    exact = torch.arange(100, dtype=torch.float64)[:, None] * theta
+    assert (exact.to(torch.bfloat16).double() - exact).abs().max() > 0.1
+    assert round(100 * float(((theta.to(torch.bfloat16).double() - theta) / theta).abs().max()), 1) == 0.4

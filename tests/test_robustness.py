@@ -79,20 +79,43 @@ def test_package_relative_names_a_module_wherever_it_is_installed():
     assert robustness.package_relative("/usr/lib/python3/json/__init__.py") is None
 
 
-def test_the_seed_shift_moves_every_torch_seed_by_the_same_constant():
+def test_the_seed_shift_moves_every_torch_seed_by_the_same_constant(monkeypatch):
     torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    original = torch.manual_seed
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    exec(robustness.SHIFT_CELL.format(shift=1000), {})
     try:
-        exec(robustness.SHIFT_CELL.format(shift=1000), namespace)
-        torch.manual_seed(3)
+        rep.seed_torch(3)
         shifted = torch.rand(4)
-        torch.random.manual_seed(3)
-        assert torch.equal(torch.rand(4), shifted)
     finally:
-        torch.manual_seed = torch.random.manual_seed = original
-    original(1003)
+        del rep.os.environ[rep.SEED_SHIFT_VARIABLE]
+    torch.manual_seed(1003)
     assert torch.equal(torch.rand(4), shifted)
+    rep.seed_torch(3)
+    assert not torch.equal(torch.rand(4), shifted)           # no shift once the variable is gone
+
+
+SEEDS_TORCH = re.compile(r"\btorch\.(random\.)?manual_seed\(")
+
+
+def test_seed_torch_is_the_only_place_that_seeds_torch_for_a_run():
+    """A run's torch seed goes through posenc.lib.reproducibility.seed_torch, where make robustness shifts it:
+    no other module of the package, and no chapter's code, calls torch.manual_seed (a data generator's
+    ``torch.Generator().manual_seed`` is not a torch seed: no shift moves the data)."""
+    package = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "posenc").rglob("*.py"))
+               if SEEDS_TORCH.search(path.read_text()) and path.name != "reproducibility.py"]
+    chapters = [path.name for path in sorted((ROOT / "notebooks").glob("*.ipynb"))
+                if any(SEEDS_TORCH.search(c.source) for c in nbformat.read(path, as_version=4).cells
+                       if c.cell_type == "code")]
+    assert not package and not chapters, (package, chapters)
+
+
+def test_the_fingerprint_covers_the_library_and_the_harness():
+    assert set(robustness.DECIDING_CODE) == {"posenc/lib/", "posenc/experiments/"}
+    notebook = nbformat.v4.new_notebook()
+    listed = ["/x/posenc/lib/models.py", "/x/posenc/experiments/ch04.py", "/x/posenc/book/style.py"]
+    notebook.cells.append(nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+        "stream", name="stdout", text=robustness.MODULES_MARK + json.dumps(listed))]))
+    assert robustness.imported_modules(notebook) == ["posenc/experiments/ch04.py", "posenc/lib/models.py"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -156,9 +179,9 @@ def test_margins_grow_with_the_seed_spread_and_shrink_with_more_seeds():
 
 def test_result_files_record_the_platform(tmp_path):
     pytest.importorskip("torch")
-    from posenc.lib import experiments as ex
+    from posenc.experiments import ch04, results, sweep
 
-    config = ex.LengthExperiment(seeds=(0,), steps=2, kinds=("none",), n_eval=4, eval_length=20)
-    runs = ex.sweep(config, keep_models=False)
-    data = ex.save_results(tmp_path / "x.json", config, runs, "ch04")
+    config = ch04.LengthExperiment(seeds=(0,), steps=2, kinds=("none",), n_eval=4, eval_length=20)
+    runs = sweep(config, keep_models=False)
+    data = results.save_results(tmp_path / "x.json", config, runs, "ch04")
     assert data["platform"] == rep.platform_signature() and rep.same_platform(data["platform"])

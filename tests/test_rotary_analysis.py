@@ -1,16 +1,13 @@
-"""posenc.lib.rotary_analysis: the halves table, turning pairs, precision, pair ablation, chapter 6's sweep."""
+"""posenc.lib.rotary_analysis: the halves table, turning pairs, precision and pair ablation."""
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
 from posenc import encoding_at, frequencies
-from posenc.lib import experiments as ex
 from posenc.lib import rotary_analysis as ra
-from posenc.lib.attention import METHODS
 from posenc.lib.models import TinyTransformer
 from posenc.lib.rotary import apply_rotary, layout_permutation
 from posenc.lib.tasks import ShiftedCopy
@@ -139,36 +136,10 @@ def test_mean_loss_is_the_cross_entropy_on_a_fixed_batch():
     assert math.isclose(ra.mean_loss(model, task, 10, 32, seed=5), expected.item(), rel_tol=1e-6)
 
 
-def test_inside_experiment_runs_every_method_and_saves_its_results(tmp_path):
-    config = ra.InsideExperiment()
-    assert config.kinds == METHODS and config.steps == 200 and config.measure("rope", None) == {}
-    tiny = replace(config, kinds=("rope", "alibi"), steps=3, seeds=(0,))
-    runs = ex.sweep(tiny, keep_models=False)
-    headers, rows = ra.inside_table(runs, tiny.kinds)
-    assert headers[0] == "method" and [r[0] for r in rows] == ["rotary", "ALiBi"]
-    ex.save_results(tmp_path / "ch06.json", tiny, runs, "ch06")
-    loaded, records, _ = ex.load_results(tmp_path / "ch06.json")
-    assert loaded == tiny and [r["kind"] for r in records] == ["rope", "alibi"]
-    assert ra.inside_table(records, tiny.kinds)[1][0][2] == "–"             # 3 steps: never below 0.1
-    record = {"kind": "rope", "loss_every_10_steps": [2.0, 0.5, 0.09, 0.01]}
-    assert ra.steps_of(record) == 29 and np.isnan(ra.steps_of({**record, "loss_every_10_steps": [1.0]}))
-
-
 def test_apply_rotary_partial_leaves_the_rest():                           # what chapter 6 shows
     x = torch.randn(5, 96, dtype=torch.float64)
     turned = apply_rotary(x, torch.arange(5) * 100, fraction=0.25)
     assert torch.equal(turned[:, 24:], x[:, 24:])
-
-
-@pytest.mark.parametrize("elsewhere", [False, True])
-def test_one_run_of_results_ch06_is_reproduced(elsewhere, monkeypatch):
-    # elsewhere: as on a machine other than the file's, where the run is compared with the file's range
-    from posenc.lib import reproducibility
-    from tests.conftest import assert_rerun_matches_file
-
-    if elsewhere:
-        monkeypatch.setattr(reproducibility, "same_platform", lambda recorded, here=None: False)
-    assert_rerun_matches_file(ex.RESULTS_DIR / "ch06.json", "rope")
 
 
 def test_no_column_permutation_maps_the_paper_table_onto_tensor2tensors():

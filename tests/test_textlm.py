@@ -1,4 +1,4 @@
-"""posenc.lib.textlm: chapter 8's corpus, language-model task, evaluation protocols and sweep."""
+"""posenc.lib.textlm: chapter 8's corpus, language-model task and evaluation protocols."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from posenc.lib import experiments as ex
 from posenc.lib import textlm as t
-from tests.conftest import assert_rerun_matches_file
+from posenc.lib.models import TinyTransformer
 
 
 def test_the_corpus_is_the_checked_snapshot_split_by_file():
@@ -64,7 +63,7 @@ def test_bits_and_perplexity():
 @pytest.fixture(scope="module")
 def tiny_model():
     torch.manual_seed(0)
-    return t.TinyTransformer(t.VOCAB_SIZE, 16, 2, 1, position="alibi", max_len=64, causal=True).eval()
+    return TinyTransformer(t.VOCAB_SIZE, 16, 2, 1, position="alibi", max_len=64, causal=True).eval()
 
 
 def per_byte_losses(model, data, length):
@@ -110,62 +109,10 @@ def test_protocols_refuse_byte_counts_they_cannot_score_evenly(tiny_model):
         t.sliding_cross_entropy(tiny_model, data, 32, 12, 160)
 
 
-def test_the_experiment_measures_every_length_and_protocol():
-    config = t.TextExperiment(kinds=("none", "alibi"), steps=3, eval_bytes=512)
-    runs = ex.sweep(config, keep_models=False)
-    assert {r.kind for r in runs} == {"none", "alibi"}
-    for run in runs:
-        assert set(run.by_position) == set(t.PROTOCOLS)
-        assert all(len(v) == len(config.eval_lengths) and np.isfinite(v).all() for v in run.by_position.values())
-        assert 0 <= run.accuracy <= 1
-    assert config.eval_lengths == (32, 64, 128, 256)
-    assert len(t.bits_table(runs, config)) == 2 * len(config.kinds)
-    assert ex.experiment_class("ch08") is t.TextExperiment
-
-
-def test_paired_models_share_every_weight_but_the_position_method():
-    config = t.TextExperiment()
-    models = {kind: config.build(kind, seed=3) for kind in ("none", "alibi", "rope", "t5")}
-    for model in models.values():
-        assert torch.equal(model.embedding.weight, models["none"].embedding.weight)
-        assert torch.equal(model.head.weight, models["none"].head.weight)
-
-
-def test_the_published_columns_are_the_papers_at_about_l_2l_and_7l():
-    table = t.PUBLISHED_TABLE_2
-    assert table["lengths"] == (512, 1012, 3512)
-    assert table["alibi"][-1] < table["alibi"][0] and table["sinusoidal"][-1] > 8 * table["sinusoidal"][0]
-    assert table["rope"][0] < table["rope"][1] < table["rope"][2] < table["sinusoidal"][2]
-
-
-def test_t5s_buckets_past_l_are_out_of_training_reach_and_shaws_clipping_is_not():
-    config = t.TextExperiment()
-    t5, shaw = (config.build(kind, seed=0).position for kind in ("t5", "shaw"))
-    reached = set(t.t5_buckets_of(t5, range(config.train_length)))
-    needed = set(t.t5_buckets_of(t5, range(config.eval_lengths[-1])))
-    assert needed - reached and max(reached) < min(needed - reached)
-    assert shaw.max_distance < config.train_length     # every offset past k shares a vector training reached
-
-
-@pytest.mark.parametrize("name", ["ch08.json", "ch08_replication.json"])
-def test_every_direction_the_chapter_asserts_holds_in_the_file_and_in_the_replication(name):
-    config, records, data = ex.load_results(ex.RESULTS_DIR / name)
-    assert ex.same_setup(config, t.TextExperiment()) and len(config.seeds) >= 3
-    failed = [claim for claim, ok in t.directions(records, config).items() if not ok]
-    assert not failed, f"{name}: {failed}"
-    assert data["platform"] and data["timing"]["seconds"] > 0
-
-
-def test_the_replication_uses_seeds_the_file_never_used():
-    seeds = [set(ex.load_results(ex.RESULTS_DIR / name)[0].seeds) for name in ("ch08.json", "ch08_replication.json")]
-    assert not seeds[0] & seeds[1]
-
-
-def _bits_at_every_length(run, records, config):
-    """The run's bits per character at each length and protocol, beside the file's (one per seed)."""
-    return {f"{protocol} at {length}": (run.by_position[protocol][j], t.bits_curves(records, run.kind, protocol)[:, j])
-            for protocol in t.PROTOCOLS for j, length in enumerate(config.eval_lengths)}
-
-
-def test_one_run_of_the_file_is_reproduced_exactly_here_or_within_its_range_elsewhere():
-    assert_rerun_matches_file(ex.RESULTS_DIR / "ch08.json", "alibi", 0, measures=_bits_at_every_length)
+def test_next_byte_accuracy_scores_the_most_likely_byte_of_every_window(tiny_model):
+    data = t.corpus_split()[1][:200]
+    accuracy = t.next_byte_accuracy(tiny_model, data, 32, 160)
+    windows = torch.as_tensor(np.asarray(data[:161], dtype=np.int64))
+    with torch.no_grad():
+        guesses = tiny_model(windows[:160].reshape(5, 32)).argmax(-1).reshape(-1)
+    assert accuracy == pytest.approx(float((guesses == windows[1:161]).float().mean()))

@@ -2,16 +2,19 @@
 
 Another CPU or another version of torch sends a training run down another path, as another seed does. So
 the cheap stand-in for "a reader's machine" is another seed: this module executes each chapter of
-``TRAINING_CHAPTERS`` again with every ``torch.manual_seed`` shifted by a constant (``SHIFT_STRIDE * k``
-for k = 1..N, ten by default; the data the tasks draw from their own generators stay the same), exactly as
+``TRAINING_CHAPTERS`` again with every torch seed shifted by a constant (``SHIFT_STRIDE * k`` for k = 1..N,
+ten by default): a first cell sets ``posenc.lib.reproducibility.SEED_SHIFT_VARIABLE``, which
+``seed_torch``, the one place a run seeds torch, adds to every seed, in the kernel and in the worker
+processes of a sweep (the data the tasks draw from their own generators stay the same). It runs exactly as
 the book build does otherwise (kernel in an empty folder, ``POSENC_BOOK_BUILD=1``). An execution that
 stops means an assertion about the live run held only for the book's own seeds; the glued values of every
 execution are kept, so that a sentence built on them can be read against ten other runs.
 
 The results go to ``results/robustness.json``, per chapter, with the platform and a fingerprint of what
 decides the runs: the chapter's code cells (the install cell aside, which a fork rewrites) and every
-module of the course's library (``posenc.lib``) the kernel had imported. ``tests/test_robustness.py`` checks that the file covers every
-training chapter, that every execution went through, and that the fingerprints are those of today's code.
+module of the course's library and of its experiment harness (``DECIDING_CODE``) the kernel had imported.
+``tests/test_robustness.py`` checks that the file covers every training chapter, that every execution went
+through, and that the fingerprints are those of today's code.
 
     python -m posenc.book.robustness                 # every training chapter, 10 shifts, 2 at a time
     python -m posenc.book.robustness ch05 ch07       # only these (the others keep their entries)
@@ -34,8 +37,9 @@ import nbformat
 
 from posenc.book.execute import _in_a_book_build, run_notebook
 from posenc.book.style import GLUE_MIME_PREFIX
-from posenc.lib.reproducibility import platform_signature
-from posenc.paths import RESULTS, ROOT
+from posenc.experiments.results import RESULTS_DIR
+from posenc.lib.reproducibility import SEED_SHIFT_VARIABLE, platform_signature
+from posenc.paths import ROOT
 
 # The chapters whose code trains a model (tests/test_robustness.py checks that no other notebook does).
 TRAINING_CHAPTERS = {
@@ -48,27 +52,19 @@ TRAINING_CHAPTERS = {
 }
 SHIFT_STRIDE = 1000          # shift k adds 1000 k to every torch seed: seed sets that never overlap
 DEFAULT_SHIFTS = 10
-RESULTS_FILE = RESULTS / "robustness.json"
+RESULTS_FILE = RESULTS_DIR / "robustness.json"
 # The course's code that decides a training run (the book's tooling and the checks do not): a change in one
 # of these modules that a chapter imports makes the chapter's entry stale.
-DECIDING_CODE = ("posenc/lib/",)
+DECIDING_CODE = ("posenc/lib/", "posenc/experiments/")
 INSTALL_CELL_ID = "install-posenc"      # rewritten from _config.yml in a fork: not part of the fingerprint
 TIMEOUT = 600                            # seconds per cell
 
 SHIFT_CELL = """\
-# make robustness: every torch.manual_seed shifted by {shift}, a stand-in for another machine's luck
+# make robustness: every torch seed of a run shifted by {{shift}}, a stand-in for another machine's luck
 import os as _os
-import torch as _torch
 
-_os.environ["POSENC_TORCH_SEED_SHIFT"] = "{shift}"      # worker processes of posenc.lib.experiments.sweep
-
-
-def _shifted_seed(seed, _manual_seed=_torch.manual_seed):
-    return _manual_seed(int(seed) + {shift})
-
-
-_torch.manual_seed = _torch.random.manual_seed = _shifted_seed
-"""
+_os.environ[{variable!r}] = "{{shift}}"     # read by posenc.lib.reproducibility.seed_torch, here and in workers
+""".format(variable=SEED_SHIFT_VARIABLE)
 
 MODULES_MARK = "POSENC-MODULES "
 MODULES_CELL = """\
@@ -192,7 +188,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "platform": platform_signature(), "shift_stride": SHIFT_STRIDE,
             "all_ok": all(r["ok"] for r in records), "runs": records}
-    data["about"] = ("Each chapter that trains a model, executed with every torch.manual_seed shifted by a "
+    data["about"] = ("Each chapter that trains a model, executed with every torch seed shifted by a "
                      "constant (a stand-in for another machine's luck): python -m posenc.book.robustness")
     data["command"] = "make robustness"
     data = {"about": data.pop("about"), "command": data.pop("command"), **data}

@@ -11,6 +11,8 @@ import random
 
 import numpy as np
 
+from posenc.lib.reproducibility import seed_torch
+
 DEFAULT_SEED = 0
 
 # Okabe & Ito's colour-blind-safe palette (Okabe and Ito, 2008): blue, orange, green, vermillion,
@@ -27,15 +29,12 @@ DIVERGING_CMAP = "RdBu_r"
 
 
 def seed_everything(seed: int = DEFAULT_SEED) -> np.random.Generator:
-    """Seed Python, NumPy and (if it is installed) torch; return a fresh NumPy Generator."""
+    """Seed Python, NumPy and (if it is installed) torch, through ``posenc.lib.reproducibility.seed_torch``;
+    return a fresh NumPy Generator."""
     random.seed(seed)
     np.random.seed(seed)
-    try:
-        import torch
-    except ImportError:  # the package itself does not need torch
-        pass
-    else:
-        torch.manual_seed(seed)
+    if importlib.util.find_spec("torch") is not None:     # the package itself does not need torch
+        seed_torch(seed)
     return np.random.default_rng(seed)
 
 

@@ -6,7 +6,8 @@ Landlock and seccomp.
 * ``launch_command`` starts each fork server inside ``bwrap`` with its own user, PID, mount, network, IPC
   and UTS namespaces and a cleared environment. The only files it sees, read-only, are the system's
   programs and libraries (``/usr``), the Python installation and its environment, and an allowlist of the
-  course package (``PACKAGE_FILES``: the course library ``posenc.lib``, the book's notebook set-up and
+  course package (``PACKAGE_FILES``: the course library ``posenc.lib``, the experiment harness
+  ``posenc.experiments``, whose chapter configurations an exercise may read, the book's notebook set-up and
   the few grader modules a kernel runs). ``posenc/exercises/checks/`` (reference answers, judges) is an
   empty folder there, and the framework, the generator, the checkout (solutions, tests, the hand-in
   folder), the private checks and the rest of the machine do not exist. ``/tmp`` is a small tmpfs.
@@ -49,8 +50,8 @@ NOBODY = 65534
 # What a kernel may see of the course package (relative to the package folder). Everything else of it,
 # the checks above all, is hidden; EMPTY_DIRS exist but are empty (``posenc.exercises`` lists its sets
 # from ``checks``; in a kernel it finds none).
-PACKAGE_FILES = ("__init__.py", "paths.py", "lib", "book", "exercises/__init__.py", "exercises/probe.py",
-                 "grader/__init__.py", "grader/worker.py", "grader/sandbox.py")
+PACKAGE_FILES = ("__init__.py", "paths.py", "lib", "experiments", "book", "exercises/__init__.py",
+                 "exercises/probe.py", "grader/__init__.py", "grader/worker.py", "grader/sandbox.py")
 EMPTY_DIRS = ("exercises/checks",)
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 

@@ -26,6 +26,7 @@ from posenc.lib.attention import (
     make_position,
 )
 from posenc.lib.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from posenc.lib.reproducibility import seed_torch
 from posenc.lib.rotary import convert_projection
 from posenc.lib.tasks import IGNORE
 
@@ -201,7 +202,7 @@ def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
 
 def train(model: nn.Module, task, config: TrainConfig) -> list[float]:
     """Train with Adam on freshly sampled batches; return the loss of every step. Seeded and repeatable."""
-    torch.manual_seed(config.seed)
+    seed_torch(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr, **({"fused": True} if config.fused else {}))
     loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
@@ -348,7 +349,7 @@ def training_speed(method: str, seq_len: int, steps: int = 30, batch_size: int =
     from posenc.lib.tasks import ShiftedCopy
 
     task = ShiftedCopy()
-    torch.manual_seed(0)
+    seed_torch(0)
     model = TinyTransformer(task.vocab_size, d_model, n_heads, n_layers, position=method, causal=causal,
                             max_len=max(seq_len, 16))
     train(model, task, TrainConfig(steps=warmup, batch_size=batch_size, train_lengths=(seq_len,)))

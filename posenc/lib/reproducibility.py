@@ -32,10 +32,10 @@ import numpy as np
 DECIDING = ("cpu", "machine", "torch", "numpy")
 
 # Threshold claims drawn from a file clear their threshold by Z standard errors of a difference between the
-# file's mean and that of a replication of REPLICATION_SEEDS new seeds (about 1 in 160 for one claim when
+# file's mean and that of a replication with REPLICATION_SIZE new seeds (about 1 in 160 for one claim when
 # the seeds' spread is normal).
 Z = 2.5
-REPLICATION_SEEDS = 5
+REPLICATION_SIZE = 5
 
 # Runs on the same platform from the same code are equal to the last bit; this allows for printing.
 SAME_RUN_TOLERANCE = 1e-9
@@ -43,6 +43,21 @@ SAME_RUN_TOLERANCE = 1e-9
 # Set while `make robustness` runs a chapter with every torch seed shifted (posenc.book.robustness): such a
 # run shares the file's seed labels, not its seeds.
 SEED_SHIFT_VARIABLE = "POSENC_TORCH_SEED_SHIFT"
+
+
+def seed_shift() -> int:
+    """What ``make robustness`` adds to every torch seed of this process and its workers (0 otherwise)."""
+    return int(os.environ.get(SEED_SHIFT_VARIABLE, "0") or 0)
+
+
+def seed_torch(seed: int) -> None:
+    """Seed torch's global generator for a run: the only place the course does (a model's initial weights,
+    the training loop). The seed is shifted by :func:`seed_shift`, so ``make robustness`` reaches every run,
+    in this process and in the worker processes of a sweep; with no shift it is ``torch.manual_seed(seed)``.
+    Data come from generators of their own (``torch.Generator().manual_seed``), which no shift moves."""
+    import torch
+
+    torch.manual_seed(int(seed) + seed_shift())
 
 
 def cpu_model() -> str:
@@ -95,7 +110,7 @@ def differences(recorded: dict | None, here: dict | None = None) -> list[str]:
 # Margins against the seed spread
 
 
-def margin(values, replication_seeds: int = REPLICATION_SEEDS, z: float = Z) -> float:
+def margin(values, replication_seeds: int = REPLICATION_SIZE, z: float = Z) -> float:
     """How far a mean over ``values`` (one per seed) must clear a threshold for a replication with
     ``replication_seeds`` new seeds to be expected on the same side: z * std * sqrt(1/n + 1/r)."""
     values = np.asarray(values, dtype=np.float64)
@@ -172,7 +187,7 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     ranges = (f"{n_kinds - len(outside)} of your {n_kinds} {what} values lie within the range of the file's "
               f"seeds" + ("" if not outside else "; outside it: " + ", ".join(
                   _outside_text(kind, value, low, high, digits) for kind, (value, low, high) in outside.items())))
-    shift = os.environ.get(SEED_SHIFT_VARIABLE)
+    shift = seed_shift()
     if shift:
         sentence = (f"This run's torch seeds are shifted by {shift} (`make robustness`), so it shares the file's "
                     f"seed numbers, not its seeds: compare ranges, not digits. {_sentence_case(ranges)}.")

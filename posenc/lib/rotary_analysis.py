@@ -9,25 +9,23 @@
 * ``PairAblation``, ``ablated_copy``, ``unrotated_copy``, ``pair_norms``, ``mean_loss``: which pairs a
   trained rotary model's attention uses (zero a pair of every query and key; stop a pair from turning; the
   size of each pair of the queries and keys, the measure Barbero et al. 2025 read off Gemma).
-* ``InsideExperiment``: chapter 4's task and runner, every position method of the course, read inside the
-  training length only (``python -m posenc.lib.experiments ch06 --out results/ch06.json``).
+
+Chapter 6's sweep, every position method of the course inside the training length, is
+``posenc.experiments.ch06``.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 import torch
 from torch import nn
 
-from posenc.lib.attention import METHODS, AttentionPosition, RotaryPosition
+from posenc.lib.attention import AttentionPosition, RotaryPosition
 from posenc.lib.encoding import DEFAULT_BASE
-from posenc.lib.comparison import InsideLengthExperiment, inside_table, steps_of  # noqa: F401  (chapter 6 reads them here)
-from posenc.lib.experiments import LengthExperiment
 from posenc.lib.models import TinyTransformer
 from posenc.lib.rotary import apply_rotary, rotary_angles, rotary_frequencies, rotated_width
 from posenc.lib.tasks import IGNORE
@@ -194,18 +192,3 @@ def mean_loss(model: nn.Module, task, seq_len: int, n_sequences: int = 256, seed
     tokens, targets = task.batch(n_sequences, seq_len, torch.Generator().manual_seed(seed))
     logits = model(tokens)
     return float(nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE))
-
-
-# ---------------------------------------------------------------------------------------------------
-# Chapter 6's comparison: every method, inside the training length
-
-
-@dataclass(frozen=True)
-class InsideExperiment(InsideLengthExperiment):
-    """Chapter 5's comparison at the training length (``posenc.lib.comparison.InsideLengthExperiment``) for
-    every position method of the course, rotary included, with 200 training steps: the first 200 of
-    chapter 4's 300 (same seeds, same batches), enough for every method that gets there."""
-
-    kinds: tuple[str, ...] = METHODS
-    steps: int = 200
-    eval_length: int = LengthExperiment.eval_length       # unused (nothing is read past L); as in results/ch06.json

@@ -9,8 +9,8 @@ validation was seen in training. Every file is plain ASCII, so a byte is a chara
 bits per character.
 
 The model is the course's ``TinyTransformer`` with a causal mask, one per position method, predicting the
-next byte. :class:`TextExperiment` trains each at one length L and reads the validation text at L, 2L, 4L
-and 8L, in two ways:
+next byte (:class:`TextTask`). Chapter 8's experiment (``posenc.experiments.ch08``) trains one per method at
+one length L and reads the validation text at L, 2L, 4L and 8L, in two ways:
 
 * **non-overlapping windows** (the ALiBi paper's main protocol): the text is cut into windows of the
   evaluation length and every byte of every window is scored, so early bytes of a window have little
@@ -27,19 +27,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import math
 import tarfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from posenc.lib.attention import METHODS
-from posenc.lib.experiments import Experiment, LABELS, fmt, markdown_table, records_of
-from posenc.lib.models import TinyTransformer, TrainConfig  # noqa: F401  (TinyTransformer: the model)
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "python-3.11.7-stdlib.tar.gz"
 CORPUS_LICENCE = CORPUS.parent / "LICENSE-PSF.txt"
@@ -174,6 +169,16 @@ def sliding_cross_entropy(model, data, length: int, stride: int | None = None, n
     return float(scored.mean())
 
 
+@torch.no_grad()
+def next_byte_accuracy(model, data, length: int, n_bytes: int) -> float:
+    """Share of the first ``n_bytes`` predicted bytes that the model's most likely byte gets right, read in
+    non-overlapping windows of ``length`` (``n_bytes`` a multiple of it)."""
+    data = _as_tensor(data)
+    windows = data[torch.as_tensor(range(0, n_bytes, length))[:, None] + torch.arange(length + 1)]
+    guesses = model.eval()(windows[:, :-1]).argmax(-1)
+    return float((guesses == windows[:, 1:]).float().mean())
+
+
 def scored_context(n_bytes: int, length: int, stride: int | None = None) -> np.ndarray:
     """For each of the first ``n_bytes`` predicted bytes, how many bytes of its window precede it where it
     is scored: ``t % length`` in non-overlapping windows (``stride=None``); in sliding windows, ``t`` in the
@@ -200,134 +205,3 @@ def t5_buckets_of(position, distances) -> list[int]:
 
     offsets = -torch.as_tensor(list(distances), dtype=torch.long)       # j - i for a key before the query
     return t5_bucket(offsets, position.bidirectional, position.num_buckets, position.max_distance).tolist()
-
-
-# ---------------------------------------------------------------------------------------------------
-# The experiment
-
-
-PROTOCOLS = ("nonoverlapping", "sliding")
-
-# Press, Smith & Lewis 2022, appendix Table 2 (WikiText-103 validation, models trained at L = 512 tokens):
-# perplexity when read at 512, 1012 and 3512 tokens, i.e. at about L, 2L and 7L.
-PUBLISHED_TABLE_2 = {
-    "source": "Press, Smith & Lewis 2022, appendix Table 2 (WikiText-103 validation, trained at L = 512)",
-    "lengths": (512, 1012, 3512),
-    "sinusoidal": (20.05, 43.54, 178.97),
-    "rope": (20.07, 21.37, 35.54),
-    "t5": (19.65, 18.79, 22.91),
-    "alibi": (19.73, 18.73, 18.40),
-}
-
-
-@dataclass(frozen=True)
-class TextExperiment(Experiment):
-    """Chapter 8's runs: every position method, trained at ``train_length`` bytes, read at multiples of it."""
-
-    kinds: tuple[str, ...] = METHODS
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 2
-    train_length: int = 32                 # L, in bytes
-    steps: int = 600
-    batch_size: int = 32
-    lr: float = 3e-3
-    eval_factors: tuple[int, ...] = (1, 2, 4, 8)
-    eval_bytes: int = 16384                # bytes of the validation text every protocol scores
-    seeds: tuple[int, ...] = (0,)
-
-    full_seeds = 3
-    processes = 2
-
-    @property
-    def eval_lengths(self) -> tuple[int, ...]:
-        return tuple(self.train_length * factor for factor in self.eval_factors)
-
-    def task(self) -> TextTask:
-        return TextTask(corpus_split()[0])
-
-    def train_config(self, seed: int) -> TrainConfig:
-        return TrainConfig(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
-                           train_lengths=(self.train_length,), seed=seed)
-
-    def build(self, kind: str, seed: int) -> TinyTransformer:
-        torch.manual_seed(seed)
-        return TinyTransformer(VOCAB_SIZE, self.d_model, self.n_heads, self.n_layers, position=kind,
-                               max_len=max(self.eval_lengths), causal=True)
-
-    def accuracy(self, model) -> float:
-        """Next-byte accuracy on the validation text, read in windows of L."""
-        valid = _as_tensor(corpus_split()[1])
-        starts = range(0, self.eval_bytes, self.train_length)
-        with torch.no_grad():
-            windows = valid[torch.as_tensor(starts)[:, None] + torch.arange(self.train_length + 1)]
-            guesses = model.eval()(windows[:, :-1]).argmax(-1)
-        return float((guesses == windows[:, 1:]).float().mean())
-
-    def measure(self, kind: str, model) -> dict[str, np.ndarray]:
-        """Bits per character at each evaluation length, one curve per protocol."""
-        valid = corpus_split()[1]
-        return {
-            "nonoverlapping": np.array([bits_per_character(nonoverlapping_cross_entropy(model, valid, n, self.eval_bytes))
-                                        for n in self.eval_lengths]),
-            "sliding": np.array([bits_per_character(sliding_cross_entropy(model, valid, n, n // 2, self.eval_bytes))
-                                 for n in self.eval_lengths]),
-        }
-
-    def report(self, runs) -> str:
-        return markdown_table(["method", "protocol"] + [f"{n} bytes" for n in self.eval_lengths],
-                              bits_table(runs, self))
-
-
-def bits_curves(runs, kind: str, protocol: str = "nonoverlapping") -> np.ndarray:
-    """(n_seeds, n_lengths) bits per character of one method, one row per seed (in the order of the runs)."""
-    return np.array([r["by_position"][protocol] for r in records_of(runs) if r["kind"] == kind], dtype=np.float64)
-
-
-def bits_table(runs, config: TextExperiment, protocols=PROTOCOLS) -> list[list[str]]:
-    """Rows 'method, protocol, mean ± std at each length' (bits per character)."""
-    rows = []
-    for protocol in protocols:
-        for kind in config.kinds:
-            curves = bits_curves(runs, kind, protocol)
-            rows.append([LABELS.get(kind, kind), protocol] + [fmt(curves[:, j], 3) for j in range(curves.shape[1])])
-    return rows
-
-
-def growth(runs, kind: str, factor_index: int, protocol: str = "nonoverlapping") -> np.ndarray:
-    """Per seed, bits per character at eval_lengths[factor_index] minus bits at L (positive: worse)."""
-    curves = bits_curves(runs, kind, protocol)
-    return curves[:, factor_index] - curves[:, 0]
-
-
-def directions(runs, config: TextExperiment) -> dict[str, bool]:
-    """Every direction chapter 8 asserts about a sweep, each with a margin against the seed spread
-    (posenc.lib.reproducibility): the notebook calls it on results/ch08.json and on the replication with new
-    seeds, and tests/test_textlm.py on both, so the claims and their checks cannot drift apart."""
-    from posenc.lib.reproducibility import clearly_above, clearly_apart, clearly_below
-
-    at_2l, at_8l = config.eval_factors.index(2), len(config.eval_factors) - 1
-    at_l = {kind: bits_curves(runs, kind)[:, 0] for kind in config.kinds}
-    worse = {kind: growth(runs, kind, at_8l) for kind in config.kinds}
-    worse_2l = {kind: growth(runs, kind, at_2l) for kind in config.kinds}
-    within = HOLDS_WITHIN
-    return {
-        "the sinusoidal table gets worse past L": clearly_above(worse["sinusoidal"], 0.0),
-        "the learned table gets worse past L": clearly_above(worse["learned"], 0.0),
-        "rotary gets worse past L": clearly_above(worse["rope"], 0.0),
-        "at 2L rotary has lost less than the sinusoidal table": clearly_apart(worse_2l["sinusoidal"], worse_2l["rope"]),
-        f"ALiBi reads 8L within {within} bits of L": clearly_below(worse["alibi"], within)
-        and clearly_above(worse["alibi"], -within),
-        f"Shaw's clipped offsets read 8L no worse than L (by {within} bits)": clearly_below(worse["shaw"], within),
-        "at 8L ALiBi has lost less than rotary": clearly_apart(worse["rope"], worse["alibi"]),
-        "T5's bias gets worse past L": clearly_above(worse["t5"], 0.0),
-        "at 8L T5's bias has lost less than rotary": clearly_apart(worse["rope"], worse["t5"]),
-        "without position information the model is the worst at L": all(
-            clearly_apart(at_l["none"], at_l[kind]) for kind in config.kinds if kind != "none"),
-        "with sliding windows ALiBi gains nothing from 8L": clearly_above(growth(runs, "alibi", at_8l, "sliding"),
-                                                                         -within),
-    }
-
-
-# "Holds" for a method read longer than trained: its bits per character change by less than this.
-HOLDS_WITHIN = 0.05

@@ -182,7 +182,7 @@ for module in (LearnedPositionalEmbedding(8, 4), CheckedPositionalEmbedding(8, 4
 # training, and so keep their initial values? Assign the count (an int) to `untrained_rows`.
 
 # %%
-from posenc.lib.experiments import LengthExperiment
+from posenc.experiments.ch04 import LengthExperiment
 
 chapter = LengthExperiment()
 print(f"max_len = {chapter.max_len}, train_length = {chapter.train_length}, d_model = {chapter.d_model}")

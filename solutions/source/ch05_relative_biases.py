@@ -76,14 +76,17 @@ print(t5_bucket(offsets, bidirectional=False))
 # %% [markdown]
 # ## Question 2: ALiBi's slopes for any number of heads (2 points)
 #
-# Write `alibi_slopes(n_heads)` returning a NumPy array with the slope $m_h$ of each head, in head order:
+# Write `alibi_slopes(n_heads)` returning a NumPy array with the slope $m_h$ of each head, in head order, as
+# the ALiBi authors' reference code (`get_slopes`) computes them:
 #
 # - when `n_heads` is a power of two, $m_h = 2^{-8h/n}$ for $h = 1, \dots, n$ (8 heads: $1/2, 1/4, \dots, 1/256$);
 # - otherwise, with $c$ the largest power of two below `n_heads`: the $c$ slopes for $c$ heads, **followed
 #   by** the first `n_heads - c` of every other slope for $2c$ heads, starting with the first (those of
 #   odd $h$).
 #
-# For example 6 heads get $1/4, 1/16, 1/64, 1/256$ and then $1/2, 1/8$.
+# For example 6 heads get $1/4, 1/16, 1/64, 1/256$ and then $1/2, 1/8$. (The paper's text states
+# $m_h = 2^{-8h/n}$ for every $n$; the paper trained only power-of-two head counts, and the code keeps that rule
+# only for them.)
 
 # %%
 def alibi_slopes(n_heads):

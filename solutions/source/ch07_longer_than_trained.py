@@ -16,6 +16,8 @@
 # trained on sequences of length $L$ is to read sequences of length $L' = sL$; $s$ is the **scale factor**.
 
 # %%
+import math
+
 import numpy as np
 
 from posenc.exercises import checker

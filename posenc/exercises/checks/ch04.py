@@ -646,7 +646,7 @@ def _within_limit_problem(output: np.ndarray, table: dict | None, context: dict)
 
 def _chapter_sizes() -> tuple[int, int, int]:
     """(max_len, train_length, d_model) of the chapter's experiment, read from its configuration."""
-    from posenc.lib.experiments import LengthExperiment
+    from posenc.experiments.ch04 import LengthExperiment
 
     config = LengthExperiment()
     return config.max_len, config.train_length, config.d_model

@@ -262,8 +262,9 @@ def _slopes_variant(kind):
 
 SLOPES_MISTAKES = [
     Mistake("heads count from h = 1: the first slope is 2^(-8/n), not 2^0 = 1", _slopes_variant("from zero")),
-    Mistake("for a head count that is not a power of two the paper does not use 2^(-8h/n): it takes the slopes "
-            "of the largest power of two c below n, then appends every other slope of 2c heads",
+    Mistake("for a head count that is not a power of two, the authors' reference code (get_slopes), which this "
+            "question follows, does not use 2^(-8h/n), the rule the paper's section 3 states for every n: it takes "
+            "the slopes of the largest power of two c below n, then appends every other slope of 2c heads",
             _slopes_variant("geometric")),
     Mistake("the exponent is negative: m_h = 2^(-8h/n), slopes below 1 that shrink from head to head; yours grow "
             "from 2^(8/n) to 256", _slopes_variant("positive")),
@@ -272,7 +273,7 @@ SLOPES_MISTAKES = [
     Mistake("the exponent is -8h/n (eight halvings spread over the heads); 2^-h ignores the number of heads",
             _slopes_variant("halvings")),
     Mistake("the extra slopes are appended after the c power-of-two slopes, in their own order; you sorted the "
-            "list (the paper's list is not monotone when n is not a power of two)", _slopes_variant("sorted")),
+            "list (the reference code's list is not monotone when n is not a power of two)", _slopes_variant("sorted")),
     Mistake("c is the largest power of two at or below n, 2^floor(log2 n); with round(log2 n) some head counts "
             "get c > n and more slopes than heads (6 heads: 8 slopes)", _slopes_variant("rounded power")),
     Mistake("take the largest power of two below n, not the next one above it: the first c slopes must be "

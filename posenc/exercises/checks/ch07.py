@@ -18,11 +18,10 @@ from posenc.exercises.framework import (
     TAMPERED, ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, Outcome, as_number,
     describe_mismatch, distinct_digits, kind_of,
 )
-from posenc.lib import experiments as ex
-from posenc.lib.benchmark import far_bin, seed_spread
+from posenc.experiments.ch07 import far_bin, seed_spread
+from posenc.experiments.results import RESULTS_DIR, load_results
 from posenc.lib.extension import interpolated_positions, ntk_base, yarn_frequencies, yarn_logit_scale
 from posenc.lib.rotary import rotary_frequencies
-from posenc.paths import RESULTS
 
 # ---------------------------------------------------------------------------------------------------
 # q1: position interpolation's positions
@@ -246,7 +245,7 @@ class YarnQuestion(FunctionQuestion):
 def benchmark_results():
     """(configuration, records) of the chapter's benchmark as `make experiments` saved it
     (results/ch07.json, which the course package carries)."""
-    config, runs, _ = ex.load_results(RESULTS / "ch07.json")
+    config, runs, _ = load_results(RESULTS_DIR / "ch07.json")
     return config, runs
 
 

@@ -16,10 +16,11 @@ import math
 import numpy as np
 
 from posenc.exercises.framework import ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake
-from posenc.lib import experiments as ex
+from posenc.experiments import ch08
+from posenc.experiments.results import RESULTS_DIR, load_results
+from posenc.experiments.summaries import LABELS
 from posenc.lib import textlm
 from posenc.lib.reproducibility import clearly_above, clearly_apart, clearly_below
-from posenc.paths import RESULTS
 
 # ---------------------------------------------------------------------------------------------------
 # q1: nats -> bits per character and perplexity
@@ -181,13 +182,13 @@ def _describe_table(args):
 @functools.cache
 def sweep_results():
     """(configuration, records) of the chapter's sweep as `make experiments` saved it (results/ch08.json)."""
-    config, runs, _ = ex.load_results(RESULTS / "ch08.json")
+    config, runs, _ = load_results(RESULTS_DIR / "ch08.json")
     return config, runs
 
 
 def _mean_bits(kind, index, protocol="nonoverlapping"):
     config, runs = sweep_results()
-    return float(np.mean(textlm.bits_curves(runs, kind, protocol)[:, index]))
+    return float(np.mean(ch08.bits_curves(runs, kind, protocol)[:, index]))
 
 
 def _parameters() -> int:
@@ -203,15 +204,15 @@ def figure_table() -> str:
     heads = [f"{n} ({n // config.train_length}L)" for n in config.eval_lengths]
     lines = ["| method | " + " | ".join(heads) + " |", "| --- " * (len(heads) + 1) + "|"]
     for kind in config.kinds:
-        curves = textlm.bits_curves(runs, kind)
-        lines.append(f"| {ex.LABELS.get(kind, kind)} | " + " | ".join(f"{v:.3f}" for v in curves.mean(axis=0)) + " |")
+        curves = ch08.bits_curves(runs, kind)
+        lines.append(f"| {LABELS.get(kind, kind)} | " + " | ".join(f"{v:.3f}" for v in curves.mean(axis=0)) + " |")
     return "\n".join(lines)
 
 
 def _figure_options() -> dict:
     config, runs = sweep_results()
     last = len(config.eval_lengths) - 1
-    rope, alibi, sin = (textlm.growth(runs, kind, last) for kind in ("rope", "alibi", "sinusoidal"))
+    rope, alibi, sin = (ch08.growth(runs, kind, last) for kind in ("rope", "alibi", "sinusoidal"))
     return {
         "a": (clearly_above(sin, 0.0), f"The sinusoidal model's mean goes from {_mean_bits('sinusoidal', 0):.3f} "
               f"bits at L to {_mean_bits('sinusoidal', last):.3f} at 8L, over the seeds: it gets worse past L, as in "

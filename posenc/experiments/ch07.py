@@ -1,9 +1,10 @@
-"""Chapter 7: every position method on the same footing, past the training length, and context extension.
+"""Chapter 7's experiment: every position method on the same footing, past the training length, and context
+extension.
 
-One experiment (:class:`BenchmarkExperiment`, the sweep ``ch07`` of ``posenc.lib.experiments``) trains the
-course's ``TinyTransformer`` with each position method of ``posenc.lib.attention.METHODS`` on each of
-three tasks of ``posenc.lib.tasks``, with one model size, one training budget and one learning rate for all,
-and reads every model on sequences up to four times the training length L:
+One experiment (:class:`BenchmarkExperiment`) trains the course's ``TinyTransformer`` with each position method
+of ``posenc.lib.attention.METHODS`` on each of three tasks of ``posenc.lib.tasks``, with one model size, one
+training budget and one learning rate for all, and reads every model on sequences up to four times the
+training length L:
 
 * ``local``: ``LocalMax``, the largest of the last three tokens (a local rule: a recency bias helps);
 * ``first``: ``FirstToken``, the first token of the sequence (retrieval of the most distant token);
@@ -11,20 +12,20 @@ and reads every model on sequences up to four times the training length L:
   n + 1 places back).
 
 A kind is ``"task/method"``, e.g. ``"copy/alibi"``. For one seed every method of a task starts from the same
-non-positional weights and sees the same batches (``posenc.lib.experiments.build_model``).
+non-positional weights and sees the same batches. It builds on no other chapter's experiment.
 
 The rotary runs are also extended (``posenc.lib.extension``): position interpolation, NTK-aware scaling and
 YaRN at s = 2 and 4, read zero-shot at sL and after a short fine-tune at sL (``finetune_steps``, a few
 percent of the training steps), next to plain RoPE fine-tuned for as long. Their curves are stored in the
 rotary runs' ``by_position`` under ``"pi x2"``, ``"ft yarn x4"``, ``"ft none x2"`` and so on.
 
-    python -m posenc.lib.experiments ch07 --out results/ch07.json       # 5 seeds in 2 processes
-    python -m posenc.lib.benchmark replicate --out results/ch07_replication.json   # 5 held-out seeds
-    python -m posenc.lib.benchmark lr-search --out results/ch07_lr_search.json
+    python -m posenc.experiments run ch07 --out results/ch07.json                     # 5 seeds in 2 processes
+    python -m posenc.experiments replicate ch07 --out results/ch07_replication.json   # 5 held-out seeds
+    python -m posenc.experiments lr-search --out results/ch07_lr_search.json
 
-The replication trains the same configuration with seeds the chapter never used (``REPLICATION_SEEDS``);
-:func:`directions` lists every direction the chapter asserts from ``results/ch07.json``, and
-``tests/test_benchmark.py`` checks that each one also holds in the replication.
+The replication trains the same configuration with seeds the chapter never used;
+:func:`extrapolation_directions` lists every direction the chapter asserts from ``results/ch07.json``, and
+``tests/test_experiments_ch07.py`` checks that each one also holds in the replication.
 
 The learning rate was chosen by :func:`lr_search`: every kind trained once (seed 0) at each rate of a small
 grid, scored by its accuracy inside the training length only (never past it), the rate with the best mean
@@ -33,23 +34,19 @@ kept for every method.
 
 from __future__ import annotations
 
-import argparse
 import copy
-import datetime
-import json
-import platform
-import sys
-import time
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
-from posenc.lib import experiments as ex
+from posenc.experiments.runner import Experiment, sweep
+from posenc.experiments.summaries import (LABELS, bin_means, cell, in_distribution, markdown_table,
+                                          position_curves, records_of)
 from posenc.lib import reproducibility
 from posenc.lib.attention import METHODS
 from posenc.lib.models import TinyTransformer, TrainConfig, accuracy_by_position, evaluate, extended_copy, train
+from posenc.lib.reproducibility import seed_torch
 from posenc.lib.tasks import Copy, FirstToken, LocalMax
 
 TASKS = ("local", "first", "copy")
@@ -57,36 +54,6 @@ TASK_LABELS = {"local": "local max", "first": "first token", "copy": "copy"}
 EXTENSIONS = ("pi", "ntk", "yarn")
 EXTENSION_LABELS = {"none": "plain RoPE", "pi": "position interpolation", "ntk": "NTK-aware", "yarn": "YaRN"}
 LR_GRID = (3e-3, 1e-2, 3e-2)
-# Seeds never used to write the chapter: the held-out replication of its directions.
-REPLICATION_SEEDS = (100, 101, 102, 103, 104)
-
-
-# Published numbers the chapter compares its directions with (facts from the papers, with their source).
-PUBLISHED = {
-    # Appendix Table 2 reads the L = 512 models at lengths from 512 to 15,512 tokens; the course quotes three
-    # of its columns ("lengths") and, for the sinusoidal and rotary models, its last one ("longest").
-    "press2022": {**ex.PUBLISHED["press2022"], "t5": (19.65, 18.79, 22.91),
-                  "longest": {"length": 15512, "sinusoidal": 406.01, "rotary": 79.25}},
-    "kazemnejad2023": {
-        "source": "Kazemnejad et al. 2023, Figure 1: mean reciprocal rank over ten tasks (higher is better)",
-        "mrr": {"none": 0.69, "t5": 0.55, "alibi": 0.50, "rope": 0.33, "sinusoidal": 0.22},   # APE = sinusoidal
-        # 8 of the 10 tasks train on instances up to length 20 and test up to 40; SCAN and PCFG have splits
-        # of their own
-        "train_length": 20, "test_length": 40, "length_tasks": 8, "own_splits": ("SCAN", "PCFG"),
-        "parameters": "about 107M", "seeds": 3,
-    },
-    "chen2023pi": {
-        "source": "Chen et al. 2023, abstract and Table 4",
-        "models": "LLaMA 7B to 65B", "from": 2048, "to": 32768, "finetune_steps": 1000,
-        "direct_finetune": {"to": 2560, "after_batches": 10000},    # plain fine-tuning, more than 10000 batches
-    },
-    "peng2024yarn": {
-        "source": "Peng et al. 2024, abstract, sections 3.4 and 4",
-        "models": "Llama 2 7B and 13B", "from": 4096, "to": 131072, "scales": (16, 32), "steps": (400, 200),
-        "fewer_tokens_than_code_llama": 10, "fewer_steps_than_pi": 2.5, "share_of_pretraining": 0.001,
-        "alpha": 1, "beta": 32,
-    },
-}
 
 
 def split_kind(kind: str) -> tuple[str, str]:
@@ -103,7 +70,7 @@ def extension_key(method: str, scale: int, finetuned: bool = False) -> str:
 
 
 @dataclass(frozen=True)
-class BenchmarkExperiment(ex.Experiment):
+class BenchmarkExperiment(Experiment):
     """Everything that defines chapter 7's runs; saved beside the results."""
 
     tasks: tuple[str, ...] = TASKS
@@ -178,7 +145,7 @@ class BenchmarkExperiment(ex.Experiment):
         every method starts from the same non-positional weights: the model draws its method's own
         parameters (a learned table, Shaw's vectors, T5's biases) after all the others."""
         _, method = split_kind(kind)
-        torch.manual_seed(seed)
+        seed_torch(seed)
         return TinyTransformer(self.vocab_size, self.d_model, self.n_heads, self.n_layers, position=method,
                                max_len=self.max_len, causal=self.causal,
                                position_options=self.position_options(method))
@@ -245,12 +212,8 @@ class BenchmarkExperiment(ex.Experiment):
         return {"inside L": (0, L), "L..2L": (L, 2 * L), f"2L..{self.eval_length // L}L": (2 * L, self.eval_length)}
 
     def report(self, runs) -> str:
-        return ex.markdown_table(summary_headers(self), summary_rows(runs, self)) + "\n\n" + \
-            ex.markdown_table(*extension_table(runs, self))
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "BenchmarkExperiment":
-        return ex.from_dict(cls, data)
+        return markdown_table(summary_headers(self), summary_rows(runs, self)) + "\n\n" + \
+            markdown_table(*extension_table(runs, self))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -259,24 +222,18 @@ class BenchmarkExperiment(ex.Experiment):
 
 def bin_table(runs, config: BenchmarkExperiment, variant: str = "plain") -> dict[str, dict[str, np.ndarray]]:
     """kind -> bin name -> one mean accuracy per seed."""
-    return {kind: ex.bin_means(runs, kind, config, variant) for kind in config.kinds}
+    return {kind: bin_means(runs, kind, config, variant) for kind in config.kinds}
 
 
 def seed_spread(runs, config: BenchmarkExperiment, kind: str,
                 variant: str = "plain") -> dict[str, tuple[float, float, float]]:
     """Bin name -> (mean, lowest, highest) over the seeds of one kind's mean accuracy in that bin."""
     return {name: (float(np.mean(values)), float(np.min(values)), float(np.max(values)))
-            for name, values in ex.bin_means(runs, kind, config, variant).items()}
+            for name, values in bin_means(runs, kind, config, variant).items()}
 
 
 def far_bin(config: BenchmarkExperiment) -> str:
     return list(config.bins())[-1]
-
-
-def cell(values) -> str:
-    """'mean ± std' over seeds, or just the value when there is one seed (a spread of one is no spread)."""
-    values = np.asarray(values, dtype=np.float64)
-    return f"{values[0]:.2f}" if values.size == 1 and not np.isnan(values[0]) else ex.fmt(values)
 
 
 def summary_headers(config: BenchmarkExperiment) -> list[str]:
@@ -286,7 +243,7 @@ def summary_headers(config: BenchmarkExperiment) -> list[str]:
 def summary_rows(runs, config: BenchmarkExperiment) -> list[list[str]]:
     """One row per task and method: mean ± std over seeds of the accuracy in each bin of positions."""
     table = bin_table(runs, config)
-    return [[TASK_LABELS[t], ex.LABELS[m]] + [cell(table[f"{t}/{m}"][b]) for b in config.bins()]
+    return [[TASK_LABELS[t], LABELS[m]] + [cell(table[f"{t}/{m}"][b]) for b in config.bins()]
             for t in config.tasks for m in config.methods]
 
 
@@ -298,7 +255,7 @@ def ranks(runs, config: BenchmarkExperiment, bin_name: str | None = None,
     1.000 are a tie, not a ranking). Shape (tasks * seeds,)."""
     bin_name = bin_name or far_bin(config)
     table = bin_table(runs, config)
-    seeds = sorted({r["seed"] for r in ex.records_of(runs)})
+    seeds = sorted({r["seed"] for r in records_of(runs)})
     out = {m: [] for m in config.methods}
     for task in config.tasks:
         scores = np.array([table[f"{task}/{m}"][bin_name] for m in config.methods])   # (methods, seeds)
@@ -317,14 +274,14 @@ def mean_reciprocal_rank(runs, config: BenchmarkExperiment, bin_name: str | None
 
 def extension_curves(runs, config: BenchmarkExperiment, task: str, key: str) -> np.ndarray:
     """(seeds, length) curves of one extension of the rotary runs of one task."""
-    return ex.position_curves(runs, f"{task}/rope", key)
+    return position_curves(runs, f"{task}/rope", key)
 
 
 def extension_means(runs, config: BenchmarkExperiment, task: str, key: str, scale: int) -> np.ndarray:
     """Per seed, the mean accuracy from L to s L (the new positions) of one extension curve; for plain RoPE
     read zero-shot, the plain curve."""
     L = config.train_length
-    curves = ex.position_curves(runs, f"{task}/rope", key)
+    curves = position_curves(runs, f"{task}/rope", key)
     part = curves[:, L:scale * L]
     with np.errstate(invalid="ignore"):
         return np.nanmean(part, axis=1) if part.size else np.array([])
@@ -349,7 +306,7 @@ def extension_table(runs, config: BenchmarkExperiment) -> tuple[list[str], list[
 
 # ---------------------------------------------------------------------------------------------------
 # The directions the chapter asserts from a results file, in one place: the chapter asserts each with a
-# margin against the seed spread on results/ch07.json, and tests/test_benchmark.py checks that each one
+# margin against the seed spread on results/ch07.json, and tests/test_experiments_ch07.py checks that each one
 # also holds (its means on the asserted side) in the held-out replication, results/ch07_replication.json.
 
 
@@ -400,7 +357,7 @@ def plain_new_positions(runs, config: BenchmarkExperiment, task: str, method: st
     """Per seed, the mean accuracy on positions L..sL-1 of a method read as it is (no extension)."""
     L = config.train_length
     with np.errstate(invalid="ignore"):
-        return np.nanmean(ex.position_curves(runs, f"{task}/{method}")[:, L:scale * L], axis=1)
+        return np.nanmean(position_curves(runs, f"{task}/{method}")[:, L:scale * L], axis=1)
 
 
 def zero_shot(runs, config: BenchmarkExperiment, task: str, method: str, scale: int) -> np.ndarray:
@@ -427,12 +384,12 @@ def majority_accuracy(config: BenchmarkExperiment) -> float:
     return 1 - (1 - 1 / config.vocab_size) ** config.window
 
 
-def directions(runs, config: BenchmarkExperiment) -> list[Direction]:
+def extrapolation_directions(runs, config: BenchmarkExperiment) -> list[Direction]:
     """Every direction chapter 7 asserts from its results file (Run objects or records), per seed.
 
     "Every method" claims compare each seed's lowest (or highest) method with the threshold, which is
     stricter than comparing each method's mean."""
-    inside = {m: {t: ex.in_distribution(runs, f"{t}/{m}") for t in config.tasks} for m in config.methods}
+    inside = {m: {t: in_distribution(runs, f"{t}/{m}") for t in config.tasks} for m in config.methods}
     bins = bin_table(runs, config)
     near, far = "L..2L", far_bin(config)
     at = {(t, m, b): bins[f"{t}/{m}"][b] for t in config.tasks for m in config.methods for b in config.bins()}
@@ -525,17 +482,6 @@ def direction_rows(file_directions: list[Direction], replication: list[Direction
 
 
 @torch.no_grad()
-def attention_beyond(model, tokens: torch.Tensor, distance: int, layer: int = -1) -> np.ndarray:
-    """(heads, n): for each head and query position t, the attention weight on keys more than ``distance``
-    places back (j < t - distance), averaged over the batch. With ``distance = t`` for every t, the
-    weight on key 0 is ``attention_weights[..., t, 0]``: see ``attention_on_first``."""
-    weights = model.attention_weights(tokens, layer=layer)            # (batch, heads, n, n)
-    n = tokens.shape[1]
-    offsets = torch.arange(n)[:, None] - torch.arange(n)[None, :]     # t - j
-    return (weights * (offsets > distance)).sum(-1).mean(0).numpy()
-
-
-@torch.no_grad()
 def attention_on_first(model, tokens: torch.Tensor, layer: int = -1) -> np.ndarray:
     """(heads, n): each head's attention weight from query position t on key 0, averaged over the batch."""
     return model.attention_weights(tokens, layer=layer)[..., 0].mean(0).numpy()
@@ -555,59 +501,8 @@ def lr_search(config: BenchmarkExperiment | None = None, rates=LR_GRID, seed: in
     config = replace(config or BenchmarkExperiment(), seeds=(seed,), scales=(), extensions=())
     table = {}
     for rate in rates:
-        runs = ex.sweep(replace(config, lr=rate), keep_models=False, processes=processes, progress=progress)
+        runs = sweep(replace(config, lr=rate), keep_models=False, processes=processes, progress=progress)
         table[rate] = {r.kind: r.accuracy for r in runs}
     means = {rate: float(np.mean(list(scores.values()))) for rate, scores in table.items()}
     return {"rates": list(rates), "seed": seed, "accuracy_inside_L": {str(k): v for k, v in table.items()},
             "mean": {str(k): v for k, v in means.items()}, "best": max(means, key=means.get)}
-
-
-def save_lr_search(path, result: dict, seconds: float, config: BenchmarkExperiment) -> dict:
-    data = {"experiment": "ch07 learning-rate search (inside-L accuracy, one seed)",
-            "command": f"python -m posenc.lib.benchmark lr-search --out {path}",
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "config": asdict(replace(config, seeds=(result["seed"],))),
-            "versions": {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__},
-            "timing": {"seconds": round(seconds, 1)}, **result}
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(data, indent=1) + "\n")
-    return data
-
-
-def replicate(path, seeds=REPLICATION_SEEDS, processes: int = 2, progress=None) -> dict:
-    """The chapter's sweep with held-out ``seeds``, saved like ``results/ch07.json`` (same configuration but
-    the seeds; the command that wrote it is recorded)."""
-    config = BenchmarkExperiment(seeds=tuple(seeds))
-    start = time.perf_counter()
-    runs = ex.sweep(config, keep_models=False, processes=processes, progress=progress)
-    data = ex.save_results(path, config, runs, "ch07", seconds=time.perf_counter() - start, processes=processes)
-    data["command"] = f"python -m posenc.lib.benchmark replicate --out {path}"
-    data["purpose"] = ("held-out replication: seeds never used to write chapter 7; every direction of "
-                       "posenc.lib.benchmark.directions must hold here too (tests/test_benchmark.py)")
-    Path(path).write_text(json.dumps(data, indent=1) + "\n")
-    return data
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Chapter 7's learning-rate search and its held-out replication "
-                                                 "(the sweep itself runs with python -m posenc.lib.experiments ch07).")
-    parser.add_argument("command", choices=["lr-search", "replicate"])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--processes", type=int, default=2)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    if args.command == "replicate":
-        data = replicate(args.out, processes=args.processes, progress=lambda line: print(line, flush=True))
-        print(f"{len(data['runs'])} runs with seeds {data['seeds']} in {data['timing']['seconds']:.0f} s; "
-              f"wrote {args.out}")
-        return 0
-    config = BenchmarkExperiment()
-    result = lr_search(config, processes=args.processes, progress=lambda line: print(line, flush=True))
-    save_lr_search(args.out, result, time.perf_counter() - start, config)
-    print(f"mean accuracy inside L per rate: {result['mean']}; best {result['best']}; wrote {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
