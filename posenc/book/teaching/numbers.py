@@ -31,8 +31,68 @@ def ch01() -> dict:
     }
 
 
+def ch02() -> dict:
+    import numpy as np
+
+    from posenc.lib.encoding import frequencies
+    from posenc.lib.rotation import dot_product_profile
+
+    offsets = np.arange(0, 5001)
+    profile = dot_product_profile(offsets, 64)
+    omega = frequencies(64)[2]
+    return {
+        "first_rise": int(offsets[1:][np.diff(profile) > 0][0]),
+        "first_negative": int(offsets[profile < 0][0]),
+        "sine_only_slope": float(np.cos(omega * 7)),
+        "sine_only_rms": float(abs(np.sin(omega * 7)) / np.sqrt(2)),
+    }
+
+
+def _file(set_id: str):
+    """(configuration, records) of a chapter's committed multi-seed file, results/chNN.json."""
+    from posenc.experiments import results
+
+    config, records, _ = results.load_results(results.RESULTS_DIR / f"{set_id}.json")
+    return config, records
+
+
+def _claim(holds: bool, what: str) -> None:
+    """A sentence of an entry about trained models rests on the committed file: stop the build when the file
+    no longer supports it."""
+    if not holds:
+        raise ValueError(f"the teaching guide says {what}, and the committed results no longer show it: "
+                         "rewrite the entry's sentence")
+
+
+def ch03() -> dict:
+    import math
+
+    import numpy as np
+
+    from posenc.experiments import summaries
+    from posenc.lib import combining
+
+    config, records = _file("ch03")
+    steps = {kind: np.array([summaries.block_steps(r) for r in records if r["kind"] == kind])
+             for kind in ("add", "concat")}
+    _claim(steps["concat"].max() < steps["add"].min(), "that concatenation got below 0.1 before addition on "
+           "every seed of the file")
+    add, wide = combining.encoder_layer_params(512, 2048), combining.encoder_layer_params(1024, 2048)
+    return {
+        "layer_add": add, "layer_wide": wide, "wider_ratio": wide / add,
+        "share_t2t": combining.position_share(512, 512 ** -0.5, math.sqrt(512)),
+        "share_torch": combining.position_share(512, 1.0, math.sqrt(512)),
+        "entry_std_torch": math.sqrt(512),
+        "cos_spread_512": 1 / math.sqrt(512),
+        "file_seeds": len(config.seeds),
+        "steps_add": float(np.mean(steps["add"])), "steps_concat": float(np.mean(steps["concat"])),
+    }
+
+
 VALUES = {
     "ch01": ch01,
+    "ch02": ch02,
+    "ch03": ch03,
 }
 
 
