@@ -89,10 +89,43 @@ def ch03() -> dict:
     }
 
 
+def ch04() -> dict:
+    import numpy as np
+
+    from posenc.experiments import summaries
+    from posenc.lib import reproducibility as rep
+
+    config, records = _file("ch04")
+    L = config.train_length
+    accuracy = {kind: summaries.in_distribution(records, kind) for kind in config.kinds}
+    steps = {kind: np.array([summaries.block_steps(r) for r in records if r["kind"] == kind]) for kind in config.kinds}
+    curves = {kind: summaries.position_curves(records, kind) for kind in ("sinusoidal", "learned")}
+    mean = {kind: summaries.band(curve)[0] for kind, curve in curves.items()}
+    _claim(rep.clearly_below(np.abs(accuracy["sinusoidal"] - accuracy["learned"]), 0.02),
+           "that the two tables are equally accurate inside the training length")
+    _claim(rep.clearly_apart(steps["learned"], steps["sinusoidal"])
+           and steps["learned_pe_scale"].max() < steps["learned"].min(),
+           "that the learned table is slower, and its control at PE's scale faster on every seed")
+    _claim(rep.clearly_below(curves["sinusoidal"][:, L + 3], 0.3), "that the sinusoidal model falls within a few "
+           "positions past L")
+    return {
+        "file_seeds": len(config.seeds), "train_length": L, "max_len": config.max_len,
+        "untrained_rows": config.max_len - L, "chance": config.task().chance,
+        "acc_sin": float(accuracy["sinusoidal"].mean()), "acc_learned": float(accuracy["learned"].mean()),
+        "steps_sin": float(steps["sinusoidal"].mean()), "steps_learned": float(steps["learned"].mean()),
+        "steps_control": float(steps["learned_pe_scale"].mean()),
+        "sin_L0": float(mean["sinusoidal"][L]), "sin_L1": float(mean["sinusoidal"][L + 1]),
+        "sin_L3": float(mean["sinusoidal"][L + 3]),
+        "learned_L0": float(mean["learned"][L]), "learned_L1": float(mean["learned"][L + 1]),
+        "bert_rows": 512 * 768,
+    }
+
+
 VALUES = {
     "ch01": ch01,
     "ch02": ch02,
     "ch03": ch03,
+    "ch04": ch04,
 }
 
 
