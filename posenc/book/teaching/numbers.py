@@ -121,11 +121,48 @@ def ch04() -> dict:
     }
 
 
+def ch05() -> dict:
+    import numpy as np
+    import torch
+
+    from posenc.experiments import summaries
+    from posenc.experiments.published import PUBLISHED
+    from posenc.lib import reproducibility as rep
+    from posenc.lib.relative import alibi_slopes, t5_bucket
+
+    config, records = _file("ch05")
+    accuracy = {kind: summaries.in_distribution(records, kind) for kind in config.kinds}
+    gain = accuracy["alibi-steep"] - accuracy["alibi"]          # paired: the same seeds, in the same order
+    _claim(rep.clearly_above(gain, 0.0) and (gain > 0).all(),
+           "that steeper ALiBi slopes make the two-head model more accurate, on every seed of the file")
+    offsets = [0, -3, 3, -8, -12, -20, -50, -91, -200, 50]
+    both, causal = t5_bucket(torch.tensor(offsets)).tolist(), t5_bucket(torch.tensor(offsets), bidirectional=False).tolist()
+    distances = torch.arange(0, 200)
+    last = {name: int(distances[t5_bucket(-distances, bidirectional=flag) == t5_bucket(-distances, bidirectional=flag).max()][0])
+            for name, flag in (("bi", True), ("causal", False))}
+    k = PUBLISHED["shaw2018"]["k_base"]
+    values = {f"t5_{n}": b for n, b in zip(["0", "m3", "p3", "m8", "m12", "m20", "m50", "m91", "m200", "p50"], both)}
+    values.update({f"t5c_{n}": b for n, b in zip(["0", "m3", "p3", "m8", "m12", "m20"], causal)})
+    slopes_2, slopes_6 = alibi_slopes(2).tolist(), alibi_slopes(6).tolist()
+    values.update({
+        "last_bi": last["bi"], "last_causal": last["causal"],
+        "shaw_k": k, "shaw_vectors": 2 * k + 1, "shaw_params": 2 * (2 * k + 1) * 64,
+        "alibi2_first": slopes_2[0], "alibi2_second": slopes_2[1],
+        "alibi6": ", ".join(f"1/{round(1 / s)}" for s in slopes_6),
+        "file_seeds": len(config.seeds),
+        "acc_alibi": float(accuracy["alibi"].mean()), "acc_steep": float(accuracy["alibi-steep"].mean()),
+        "acc_t5": float(accuracy["t5"].mean()), "acc_shaw": float(accuracy["shaw"].mean()),
+        "gain": float(np.mean(gain)), "gain_min": float(np.min(gain)),
+    })
+    return values
+
+
 VALUES = {
     "ch01": ch01,
     "ch02": ch02,
     "ch03": ch03,
     "ch04": ch04,
+    "ch05": ch05,
 }
 
 

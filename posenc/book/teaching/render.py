@@ -100,8 +100,9 @@ def _live_markdown(entry: Entry) -> str:
     from posenc.book.slides import outline
 
     lines = ["**Live parts, and what to show if one is slow or fails.**", ""]
+    skipped = {s for segment in entry.plan for s in segment.skip}
     for slide in outline(entry.set_id).slides:
-        if slide.demo:
+        if slide.demo and slide.id not in skipped:
             where = deck_link(entry.set_id, slide.id, f"Slide {slide.number}")
             lines.append(f"- {where} ({slide.kind}): {slide.demo} *If it is slow or fails:* {slide.fallback}")
     for run in entry.live:
