@@ -157,12 +157,42 @@ def ch05() -> dict:
     return values
 
 
+def ch06() -> dict:
+    import numpy as np
+    import torch
+
+    from posenc.experiments import summaries
+    from posenc.lib import reproducibility as rep
+    from posenc.lib.rotary import layout_permutation
+    from posenc.lib.rotary_analysis import angle_error, turning_pairs
+
+    config, records = _file("ch06")
+    steps = {kind: np.array([summaries.block_steps(r) for r in records if r["kind"] == kind])
+             for kind in ("sinusoidal", "learned", "t5", "rope")}
+    _claim(all(rep.clearly_apart(steps[kind], steps["rope"]) and steps[kind].mean() > steps["rope"].mean()
+               for kind in ("sinusoidal", "learned", "t5")),
+           "that rotary attention learns chapter 4's task sooner than the added tables and T5's bias")
+    errors = angle_error(np.arange(0, 8193), 128, dtype=torch.bfloat16)
+    around_32 = torch.tensor([32.0, 64.0], dtype=torch.bfloat16)
+    return {
+        "turning_small": turning_pairs(4096, 128), "turning_large": turning_pairs(4096, 128, 5e5),
+        "perm_8": ", ".join(str(i) for i in layout_permutation(8).tolist()),
+        "bf16_spacing": float(torch.nextafter(around_32[0], around_32[1]) - around_32[0]),
+        "bf16_cent": int(np.argmax(errors > 0.01)), "bf16_tenth": int(np.argmax(errors > 0.1)),
+        "fp16_max": float(torch.finfo(torch.float16).max),
+        "file_seeds": len(config.seeds),
+        "steps_rope": float(steps["rope"].mean()), "steps_sin": float(steps["sinusoidal"].mean()),
+        "steps_t5": float(steps["t5"].mean()),
+    }
+
+
 VALUES = {
     "ch01": ch01,
     "ch02": ch02,
     "ch03": ch03,
     "ch04": ch04,
     "ch05": ch05,
+    "ch06": ch06,
 }
 
 
