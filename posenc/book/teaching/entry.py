@@ -158,15 +158,16 @@ def fill(text: str, values: dict, where: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _stated_numbers(set_id: str) -> frozenset[str]:
-    """Every number the chapter's notebook, exercise source and checks write: the settings a text may type."""
+    """Every number the chapter's notebook, quiz, exercise source and checks write: the settings a text may
+    type."""
     from posenc.book.teaching.estimates import notebook_path
 
     import nbformat
 
     texts = [cell.source for cell in nbformat.read(notebook_path(set_id), as_version=4).cells]
     texts += [p.read_text(encoding="utf-8") for p in (ROOT / "solutions" / "source").glob(f"{set_id}_*.py")]
-    checks = ROOT / "posenc" / "exercises" / "checks" / f"{set_id}.py"
-    texts += [checks.read_text(encoding="utf-8")] if checks.is_file() else []
+    for path in (ROOT / "posenc" / "exercises" / "checks" / f"{set_id}.py", ROOT / "book" / "quizzes" / f"{set_id}.json"):
+        texts += [path.read_text(encoding="utf-8")] if path.is_file() else []
     found = re.finditer(r"\d[\d,_]*(?:\.\d+)?", "\n".join(texts))
     return frozenset(m[0].replace(",", "").replace("_", "") for m in found)
 

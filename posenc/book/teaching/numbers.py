@@ -186,6 +186,48 @@ def ch06() -> dict:
     }
 
 
+def ch07() -> dict:
+    import numpy as np
+    import torch
+
+    from posenc.experiments import ch07 as benchmark
+    from posenc.lib import extension
+
+    config, records = _file("ch07")
+    directions = {d.claim: d for d in benchmark.extrapolation_directions(records, config)}
+    for claim in ("local max, L..2L: rotary above 0.95", "local max, 2L..4L: rotary below 0.6",
+                  "first token, 2L..4L: rotary below 0.3", "local max, 2L..4L: Shaw, T5 and ALiBi above 0.85",
+                  "mean reciprocal rank: rotary below T5, ALiBi and NoPE",
+                  "local max, s = 2, zero-shot: NTK-aware above interpolation and YaRN by more than 0.2",
+                  "first token, s = 2, zero-shot: interpolation and YaRN above plain RoPE"):
+        _claim(claim in directions and directions[claim].clear, f"{claim!r}, as chapter 7 asserts")
+    bins = {kind: {name: float(np.mean(v)) for name, v in per_bin.items()}
+            for kind, per_bin in benchmark.bin_table(records, config).items()}
+    mrr = benchmark.mean_reciprocal_rank(records, config)
+    zero = {(task, method): float(np.mean(benchmark.zero_shot(records, config, task, method, 2)))
+            for task, methods in (("local", ("pi", "ntk", "yarn")), ("first", ("none", "pi", "ntk", "yarn")))
+            for method in methods}
+    omega = extension.rotary_frequencies(128)
+    turns = 4096 * omega / (2 * np.pi)
+    kept, interpolated = int((turns > 32).sum()), int((turns < 1).sum())
+    values = {
+        "file_seeds": len(config.seeds), "train_length": config.train_length,
+        "local_rope_near": bins["local/rope"]["L..2L"], "local_rope_far": bins["local/rope"]["2L..4L"],
+        "local_sin_near": bins["local/sinusoidal"]["L..2L"], "first_rope_far": bins["first/rope"]["2L..4L"],
+        "local_alibi_far": bins["local/alibi"]["2L..4L"], "first_alibi_far": bins["first/alibi"]["2L..4L"],
+        "mrr_rope": mrr["rope"], "mrr_t5": mrr["t5"], "mrr_alibi": mrr["alibi"], "mrr_none": mrr["none"],
+        "pi_1000": float(extension.interpolated_positions(torch.tensor([1000]), 4096, 4 * 4096)[0]),
+        "pi_1001": float(extension.interpolated_positions(torch.tensor([1001]), 4096, 4 * 4096)[0]),
+        "pi_last": float(extension.interpolated_positions(torch.tensor([4 * 4096 - 1]), 4096, 4 * 4096)[0]),
+        "ntk_base_2": extension.ntk_base(10000.0, 2, 128), "yarn_logit_16": extension.yarn_logit_scale(16),
+        "yarn_q_16": extension.yarn_attention_factor(16),
+        "yarn_last_kept": kept - 1, "yarn_first_interpolated": len(turns) - interpolated,
+        "our_turns": float(config.train_length / (2 * np.pi)),
+    }
+    values.update({f"zero_{task}_{method}": value for (task, method), value in zero.items()})
+    return values
+
+
 VALUES = {
     "ch01": ch01,
     "ch02": ch02,
@@ -193,6 +235,7 @@ VALUES = {
     "ch04": ch04,
     "ch05": ch05,
     "ch06": ch06,
+    "ch07": ch07,
 }
 
 
