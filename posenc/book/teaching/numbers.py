@@ -228,6 +228,59 @@ def ch07() -> dict:
     return values
 
 
+def ch08() -> dict:
+    import math
+
+    import numpy as np
+    import torch
+
+    from posenc.experiments import ch08 as text
+    from posenc.experiments.published import PUBLISHED
+    from posenc.lib import reproducibility as rep
+    from posenc.lib.relative import alibi_slopes, t5_bucket
+
+    config, records = _file("ch08")
+    L, last = config.train_length, len(config.eval_factors) - 1
+    at_2l = config.eval_factors.index(2)
+    at_l = {kind: text.bits_curves(records, kind)[:, 0] for kind in config.kinds}
+    grow = {kind: text.growth(records, kind, last) for kind in config.kinds}
+    grow_2l = {kind: text.growth(records, kind, at_2l) for kind in config.kinds}
+    sliding = text.growth(records, "alibi", last, "sliding")
+    _claim(all(rep.clearly_apart(at_l["alibi"], at_l[kind]) and at_l["alibi"].mean() > at_l[kind].mean()
+               for kind in ("sinusoidal", "t5", "rope", "shaw")),
+           "that ALiBi with the paper's slopes is worse at L than the sinusoidal table, T5, rotary and Shaw")
+    _claim(all(rep.clearly_apart(at_l["none"], at_l[kind]) for kind in config.kinds if kind != "none"),
+           "that the model without position information is the worst at L")
+    _claim(rep.clearly_below(grow["shaw"], 0.0), "that Shaw's vectors read 8L better than L")
+    _claim(rep.clearly_above(sliding, 0.0), "that with sliding windows ALiBi reads 8L worse than L")
+    _claim(rep.clearly_above(grow_2l["t5"], 0.0) and rep.clearly_above(grow["t5"], 0.0),
+           "that T5's bias gets worse at 2L and at 8L")
+    _claim(rep.clearly_apart(grow_2l["sinusoidal"], grow_2l["rope"]), "that rotary loses less than the "
+           "sinusoidal table at 2L")
+    paper = PUBLISHED["press2022"]
+    _claim(paper["t5"][1] < paper["t5"][0] < paper["t5"][2], "that the paper's T5 improves at about 2L and is "
+           "worse than at L by about 7L")
+    distances = torch.arange(config.eval_lengths[-1])
+    buckets = t5_bucket(-distances, bidirectional=False)
+    ours, theirs = (alibi_slopes(config.n_heads) * L).tolist(), (alibi_slopes(8) * paper["lengths"][0]).tolist()
+    values = {
+        "file_seeds": len(config.seeds), "train_length": L, "paper_L": paper["lengths"][0],
+        "nats_example": 1.2 / math.log(2), "ppl_example": math.exp(1.2),
+        "paper_sin_ratio": paper["sinusoidal"][2] / paper["sinusoidal"][0],
+        "paper_rope_ratio": paper["rotary"][2] / paper["rotary"][0],
+        "paper_t5_2l": paper["t5"][1] / paper["t5"][0], "paper_t5_7l": paper["t5"][2] / paper["t5"][0],
+        "paper_alibi_ratio": paper["alibi"][2] / paper["alibi"][0],
+        "penalties_ours": ", ".join(f"{p:g}" for p in ours), "penalties_paper_low": min(theirs),
+        "slope_factor": paper["lengths"][0] / L,
+        "untrained_buckets": len(set(buckets.tolist()) - set(buckets[:L].tolist())),
+        "sliding_alibi": float(np.mean(sliding)),
+    }
+    values.update({f"bits_{kind}": float(np.mean(at_l[kind])) for kind in config.kinds})
+    values.update({f"grow_{kind}": float(np.mean(grow[kind])) for kind in ("sinusoidal", "rope", "t5", "alibi", "shaw", "none")})
+    values.update({f"grow2_{kind}": float(np.mean(grow_2l[kind])) for kind in ("sinusoidal", "rope", "t5")})
+    return values
+
+
 VALUES = {
     "ch01": ch01,
     "ch02": ch02,
@@ -236,6 +289,7 @@ VALUES = {
     "ch05": ch05,
     "ch06": ch06,
     "ch07": ch07,
+    "ch08": ch08,
 }
 
 
