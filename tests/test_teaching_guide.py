@@ -84,13 +84,13 @@ def test_the_chapter_block_shows_every_part_with_links_into_the_deck_and_the_cha
     text = teaching.chapter_markdown(set_id)
     entry, deck = teaching.load_entry(set_id), outline(set_id)
     for lead in ("**Before the lecture.**", "**Lecture plan**", "**Live parts", "**In-class activity:",
-                 ":::{dropdown} Answer key", "**Misconceptions", ":::{dropdown} Exam questions and marking rubric",
+                 "**Answer key.**", "**Misconceptions", ":::{dropdown} Exam questions and marking rubric",
                  "**Homework.**", "**What the quiz checks.**"):
         assert lead in text, lead
     for segment in entry.plan:
         if segment.kind == "slides":
-            first = deck.section(segment.sections[0]).slides[0].id
-            assert f'href="../slides/{set_id}.html#/s-{first}"' in text
+            first = next(s for name in segment.sections for s in deck.section(name).slides if s.id not in segment.skip)
+            assert f'href="../slides/{set_id}.html#/s-{first.id}"' in text
     skipped = {s for segment in entry.plan for s in segment.skip}
     demos = [slide for slide in deck.slides if slide.demo and slide.id not in skipped]
     assert text.count("*If it is slow or fails:*") == len(demos) + len(entry.live)
@@ -186,6 +186,10 @@ def test_a_missing_entry_says_what_to_write(tmp_path, monkeypatch):
     monkeypatch.setattr(entries, "ENTRIES", tmp_path)
     with pytest.raises(teaching.GuideError, match="every chapter of the toc has an entry"):
         teaching.load_entry("ch01")
+
+
+def test_slide_numbers_read_as_ranges():
+    assert render._ranges([1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8" and render._ranges([4]) == "4"
 
 
 def test_typed_numbers_are_those_the_chapter_states_or_small_counts():

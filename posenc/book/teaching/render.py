@@ -9,14 +9,11 @@ slide (``#/s-<id>``) and to a chapter's figure (``#fig-...``) are relative to th
 from __future__ import annotations
 
 import functools
-import json
 
 import nbformat
 
 from posenc.book.teaching.entry import LECTURE_MINUTES, Entry, load_entry
-from posenc.book.teaching.estimates import (duration, exercise_minutes, homework_markdown, notebook_path,
-                                            objectives, reading_minutes, table_cell, title)
-from posenc.paths import QUIZZES
+from posenc.book.teaching.estimates import homework_markdown, notebook_path, objectives, table_cell
 
 __all__ = ["chapter_markdown", "clock", "deck_link", "figure_link", "plan_markdown", "quiz_markdown"]
 
@@ -48,15 +45,26 @@ def figure_link(set_id: str, name: str) -> str:
     return f'the chapter\'s figure <a href="../notebooks/{page}#{name}">"{caption}"</a>'
 
 
+def _ranges(numbers: list[int]) -> str:
+    """[3, 4, 5, 7] -> '3–5, 7'."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 1 else f"{run[0]}" for run in runs)
+
+
 def _slides(entry: Entry, segment, deck) -> str:
-    span = f"{segment.first}" if segment.first == segment.last else f"{segment.first}–{segment.last}"
-    first = deck.section(segment.sections[0]).slides[0].id
+    """The slides a segment shows, linked to its first slide in the deck, with those it leaves out."""
+    slides = [slide for section in segment.sections for slide in deck.section(section).slides]
+    kept = [slide for slide in slides if slide.id not in segment.skip]
+    shown = deck_link(entry.set_id, kept[0].id, _ranges([slide.number for slide in kept]))
+    left_out = [slide.number for slide in slides if slide.id in segment.skip]
+    shown += f" ({_ranges(left_out)} left out)" if left_out else ""
     titles = "; ".join(deck.section(s).title for s in segment.sections)
-    skipped = ""
-    if segment.skip:
-        numbers = ", ".join(str(deck.slide(s).number) for s in segment.skip)
-        skipped = f" (skip {numbers})"
-    return f"{deck_link(entry.set_id, first, span)}{skipped}: {table_cell(titles)}"
+    return f"{shown}: {table_cell(titles)}"
 
 
 def plan_markdown(entry: Entry) -> str:
@@ -99,7 +107,8 @@ def _minutes(value: float) -> str:
 def _live_markdown(entry: Entry) -> str:
     from posenc.book.slides import outline
 
-    lines = ["**Live parts, and what to show if one is slow or fails.**", ""]
+    lines = ["**Live parts, and what to show if one is slow or fails.** Each is optional: the plan's minutes "
+             "assume the fallback.", ""]
     skipped = {s for segment in entry.plan for s in segment.skip}
     for slide in outline(entry.set_id).slides:
         if slide.demo and slide.id not in skipped:
@@ -115,9 +124,9 @@ def _live_markdown(entry: Entry) -> str:
 
 def _activity_markdown(entry: Entry) -> str:
     activity = entry.activity
-    key = "\n".join(f"- {item}" for item in activity.key)
-    return "\n".join([f"**In-class activity: {activity.title}.** {activity.task}", "",
-                      ":::{dropdown} Answer key", key, ":::"])
+    key = [f"- {item}" for item in activity.key]
+    return "\n".join([f"**In-class activity: {activity.title}.** {activity.task}", "", "**Answer key.**", "",
+                      *key])
 
 
 def _misconceptions_markdown(entry: Entry) -> str:
