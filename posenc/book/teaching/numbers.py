@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["VALUES", "values"]
+__all__ = ["VALUES", "claim", "values"]
 
 
 def ch01() -> dict:
@@ -56,7 +56,7 @@ def _file(set_id: str):
     return config, records
 
 
-def _claim(holds: bool, what: str) -> None:
+def claim(holds: bool, what: str) -> None:
     """A sentence of an entry about trained models rests on the committed file: stop the build when the file
     no longer supports it."""
     if not holds:
@@ -75,7 +75,7 @@ def ch03() -> dict:
     config, records = _file("ch03")
     steps = {kind: np.array([summaries.block_steps(r) for r in records if r["kind"] == kind])
              for kind in ("add", "concat")}
-    _claim(steps["concat"].max() < steps["add"].min(), "that concatenation got below 0.1 before addition on "
+    claim(steps["concat"].max() < steps["add"].min(), "that concatenation got below 0.1 before addition on "
            "every seed of the file")
     add, wide = combining.encoder_layer_params(512, 2048), combining.encoder_layer_params(1024, 2048)
     return {
@@ -101,12 +101,12 @@ def ch04() -> dict:
     steps = {kind: np.array([summaries.block_steps(r) for r in records if r["kind"] == kind]) for kind in config.kinds}
     curves = {kind: summaries.position_curves(records, kind) for kind in ("sinusoidal", "learned")}
     mean = {kind: summaries.band(curve)[0] for kind, curve in curves.items()}
-    _claim(rep.clearly_below(np.abs(accuracy["sinusoidal"] - accuracy["learned"]), 0.02),
+    claim(rep.clearly_below(np.abs(accuracy["sinusoidal"] - accuracy["learned"]), 0.02),
            "that the two tables are equally accurate inside the training length")
-    _claim(rep.clearly_apart(steps["learned"], steps["sinusoidal"])
+    claim(rep.clearly_apart(steps["learned"], steps["sinusoidal"])
            and steps["learned_pe_scale"].max() < steps["learned"].min(),
            "that the learned table is slower, and its control at PE's scale faster on every seed")
-    _claim(rep.clearly_below(curves["sinusoidal"][:, L + 3], 0.3), "that the sinusoidal model falls within a few "
+    claim(rep.clearly_below(curves["sinusoidal"][:, L + 3], 0.3), "that the sinusoidal model falls within a few "
            "positions past L")
     return {
         "file_seeds": len(config.seeds), "train_length": L, "max_len": config.max_len,
@@ -133,7 +133,7 @@ def ch05() -> dict:
     config, records = _file("ch05")
     accuracy = {kind: summaries.in_distribution(records, kind) for kind in config.kinds}
     gain = accuracy["alibi-steep"] - accuracy["alibi"]          # paired: the same seeds, in the same order
-    _claim(rep.clearly_above(gain, 0.0) and (gain > 0).all(),
+    claim(rep.clearly_above(gain, 0.0) and (gain > 0).all(),
            "that steeper ALiBi slopes make the two-head model more accurate, on every seed of the file")
     offsets = [0, -3, 3, -8, -12, -20, -50, -91, -200, 50]
     both, causal = t5_bucket(torch.tensor(offsets)).tolist(), t5_bucket(torch.tensor(offsets), bidirectional=False).tolist()
@@ -169,7 +169,7 @@ def ch06() -> dict:
     config, records = _file("ch06")
     steps = {kind: np.array([summaries.block_steps(r) for r in records if r["kind"] == kind])
              for kind in ("sinusoidal", "learned", "t5", "rope")}
-    _claim(all(rep.clearly_apart(steps[kind], steps["rope"]) and steps[kind].mean() > steps["rope"].mean()
+    claim(all(rep.clearly_apart(steps[kind], steps["rope"]) and steps[kind].mean() > steps["rope"].mean()
                for kind in ("sinusoidal", "learned", "t5")),
            "that rotary attention learns chapter 4's task sooner than the added tables and T5's bias")
     errors = angle_error(np.arange(0, 8193), 128, dtype=torch.bfloat16)
@@ -195,12 +195,12 @@ def ch07() -> dict:
 
     config, records = _file("ch07")
     directions = {d.claim: d for d in benchmark.extrapolation_directions(records, config)}
-    for claim in ("local max, L..2L: rotary above 0.95", "local max, 2L..4L: rotary below 0.6",
+    for direction in ("local max, L..2L: rotary above 0.95", "local max, 2L..4L: rotary below 0.6",
                   "first token, 2L..4L: rotary below 0.3", "local max, 2L..4L: Shaw, T5 and ALiBi above 0.85",
                   "mean reciprocal rank: rotary below T5, ALiBi and NoPE",
                   "local max, s = 2, zero-shot: NTK-aware above interpolation and YaRN by more than 0.2",
                   "first token, s = 2, zero-shot: interpolation and YaRN above plain RoPE"):
-        _claim(claim in directions and directions[claim].clear, f"{claim!r}, as chapter 7 asserts")
+        claim(direction in directions and directions[direction].clear, f"{direction!r}, as chapter 7 asserts")
     bins = {kind: {name: float(np.mean(v)) for name, v in per_bin.items()}
             for kind, per_bin in benchmark.bin_table(records, config).items()}
     mrr = benchmark.mean_reciprocal_rank(records, config)
@@ -246,19 +246,19 @@ def ch08() -> dict:
     grow = {kind: text.growth(records, kind, last) for kind in config.kinds}
     grow_2l = {kind: text.growth(records, kind, at_2l) for kind in config.kinds}
     sliding = text.growth(records, "alibi", last, "sliding")
-    _claim(all(rep.clearly_apart(at_l["alibi"], at_l[kind]) and at_l["alibi"].mean() > at_l[kind].mean()
+    claim(all(rep.clearly_apart(at_l["alibi"], at_l[kind]) and at_l["alibi"].mean() > at_l[kind].mean()
                for kind in ("sinusoidal", "t5", "rope", "shaw")),
            "that ALiBi with the paper's slopes is worse at L than the sinusoidal table, T5, rotary and Shaw")
-    _claim(all(rep.clearly_apart(at_l["none"], at_l[kind]) for kind in config.kinds if kind != "none"),
+    claim(all(rep.clearly_apart(at_l["none"], at_l[kind]) for kind in config.kinds if kind != "none"),
            "that the model without position information is the worst at L")
-    _claim(rep.clearly_below(grow["shaw"], 0.0), "that Shaw's vectors read 8L better than L")
-    _claim(rep.clearly_above(sliding, 0.0), "that with sliding windows ALiBi reads 8L worse than L")
-    _claim(rep.clearly_above(grow_2l["t5"], 0.0) and rep.clearly_above(grow["t5"], 0.0),
+    claim(rep.clearly_below(grow["shaw"], 0.0), "that Shaw's vectors read 8L better than L")
+    claim(rep.clearly_above(sliding, 0.0), "that with sliding windows ALiBi reads 8L worse than L")
+    claim(rep.clearly_above(grow_2l["t5"], 0.0) and rep.clearly_above(grow["t5"], 0.0),
            "that T5's bias gets worse at 2L and at 8L")
-    _claim(rep.clearly_apart(grow_2l["sinusoidal"], grow_2l["rope"]), "that rotary loses less than the "
+    claim(rep.clearly_apart(grow_2l["sinusoidal"], grow_2l["rope"]), "that rotary loses less than the "
            "sinusoidal table at 2L")
     paper = PUBLISHED["press2022"]
-    _claim(paper["t5"][1] < paper["t5"][0] < paper["t5"][2], "that the paper's T5 improves at about 2L and is "
+    claim(paper["t5"][1] < paper["t5"][0] < paper["t5"][2], "that the paper's T5 improves at about 2L and is "
            "worse than at L by about 7L")
     distances = torch.arange(config.eval_lengths[-1])
     buckets = t5_bucket(-distances, bidirectional=False)
