@@ -5,7 +5,7 @@
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
 #   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
-# Other targets: exercises, bench, grade, experiments, robustness, book-setup, browser-setup, clean.
+# Other targets: exercises, bench, grade, experiments, robustness, book-setup, browser-setup, clean (book/lecturers/building.md).
 
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from posenc.paths import ROOT
 
-__all__ = ["CHROMIUM_ARGS", "PACKAGES", "NpmPackage", "chromium_path", "fetch", "launch", "main", "package_dir"]
+__all__ = ["CHROMIUM_ARGS", "PACKAGES", "NpmPackage", "chromium_path", "fetch", "main", "package_dir"]
 
 SHARE = ROOT / ".venv" / "share" / "posenc-browser"
 
@@ -127,12 +127,6 @@ def chromium_path() -> str | None:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return None
-
-
-def launch(playwright, executable: str | None = None):
-    """A headless Chromium browser started by Playwright with the course's flags."""
-    return playwright.chromium.launch(executable_path=executable or chromium_path(), headless=True,
-                                      args=CHROMIUM_ARGS)
 
 
 def main(argv=None) -> int:

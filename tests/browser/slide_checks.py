@@ -66,8 +66,26 @@ async ([index, slack, body]) => {
         && el.clientHeight > 2)
       clipped.push(`${describe(el)}: ${el.scrollHeight - el.clientHeight} px cut off below`);
     const ownText = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
-    if (ownText && !el.closest("mjx-container") && parseFloat(style.fontSize) < body - 0.5)
-      small.push(`${describe(el)} at ${parseFloat(style.fontSize)} px`);
+    // The picture an explorer draws (its SVG's axis labels) is exempt: it scales with the slide and the
+    // lecturer zooms into it live; the explorer's controls, values and readout are text like any other.
+    const drawn = el.closest(".explorer svg");
+    const size = parseFloat(style.fontSize);
+    if (ownText && !drawn && !el.closest("mjx-container") && size < body - 0.5)
+      small.push(`${describe(el)} at ${Math.round(size * 10) / 10} px`);
+  }
+  // Texts that run into each other (a caption pushed over the next paragraph by a full flex box).
+  const overlapping = [];
+  const texts = Array.from(frame.querySelectorAll("h1, h2, p, li, label, output, td, th, figcaption")).filter(el =>
+    shown(el) && el.textContent.trim() && !el.closest("mjx-container"));
+  for (let a = 0; a < texts.length; a++) {
+    for (let b = a + 1; b < texts.length; b++) {
+      if (texts[a].contains(texts[b]) || texts[b].contains(texts[a])) continue;
+      const ra = texts[a].getBoundingClientRect(), rb = texts[b].getBoundingClientRect();
+      const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+      const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (w > slack * scale && h > slack * scale)
+        overlapping.push(`${describe(texts[a])} runs into ${describe(texts[b])}`);
+    }
   }
   let figure = null;
   const img = frame.querySelector("figure img");
@@ -93,7 +111,7 @@ async ([index, slack, body]) => {
     index, id: section.dataset.slide || section.id, kind: Array.from(section.classList).find(c => c.startsWith("slide-")) || "",
     minutes: parseFloat(section.dataset.minutes || "NaN"),
     title: (frame.querySelector("h1, h2") || {textContent: ""}).textContent.trim(),
-    outside, clipped, small, figure, blocks,
+    outside, clipped, overlapping, small, figure, blocks,
     body: copy.textContent.replace(/\s+/g, " ").replace(/∎/g, "").trim(),
     hasFormula: frame.querySelectorAll("mjx-container").length > 0,
     raw: (rawCopy.textContent.match(/\\\(|\\\[|\$\$/g) || []).length,
@@ -191,7 +209,8 @@ def _where(slide: dict) -> str:
 
 
 def overflow_problems(slides: list[dict]) -> list[str]:
-    return [f"{_where(s)}: {item}" for s in slides for item in s["outside"] + s["clipped"]]
+    """Content outside the slide, cut off by a box, or running into other text."""
+    return [f"{_where(s)}: {item}" for s in slides for item in s["outside"] + s["clipped"] + s["overlapping"]]
 
 
 def small_text_problems(slides: list[dict], body: float = BODY_PX) -> list[str]:

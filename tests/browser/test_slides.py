@@ -45,7 +45,7 @@ def deck_report(browser_context, site, base_url):
 # What a lecturer would have to fix, per deck: each check finds one kind of bad slide (slide_checks.py).
 SLIDE_CHECKS = {
     "the lecture's timing (12 to 25 slides, 50 minutes)": checks.timing_problems,
-    "content outside the slide at 1280 x 720, or clipped": checks.overflow_problems,
+    "content outside the slide at 1280 x 720, clipped, or running into other text": checks.overflow_problems,
     "text smaller than the body text": checks.small_text_problems,
     "a figure that covers half of its slide or less": checks.figure_area_problems,
     "a slide that is only a number, or ends with a colon": checks.lone_content_problems,
@@ -137,6 +137,9 @@ BAD_SLIDES = [
     ("cover", "cover", 2, "<h1>A bad deck</h1>", "Notes long enough to count as notes."),
     ("overflow", "bullets", 3, '<ul class="bullets">' + "<li>A bullet far too long for one slide</li>" * 14
      + "</ul>", "Notes long enough to count as notes."),
+    ("crowded", "bullets", 3, '<p>A first paragraph that the next one runs into.</p>'
+     '<p style="margin-top: -30px">The second paragraph, pulled over the first.</p>',
+     "Notes long enough to count as notes."),
     ("tiny", "bullets", 3, '<p style="font-size: 14px">Fine print nobody at the back can read.</p>',
      "Notes long enough to count as notes."),
     ("small-figure", "figure", 3, '<figure class="slide-figure"><img src="bad/figure.png" alt="A plot." '
@@ -154,7 +157,8 @@ BAD_SLIDES = [
      "Press s; the explorer near the end runs live."),
 ]
 BAD_FINDINGS = {           # the bad slide -> the check that must name it
-    "overflow": SLIDE_CHECKS["content outside the slide at 1280 x 720, or clipped"],
+    "overflow": SLIDE_CHECKS["content outside the slide at 1280 x 720, clipped, or running into other text"],
+    "crowded": SLIDE_CHECKS["content outside the slide at 1280 x 720, clipped, or running into other text"],
     "tiny": SLIDE_CHECKS["text smaller than the body text"],
     "small-figure": SLIDE_CHECKS["a figure that covers half of its slide or less"],
     "tiny-labels": SLIDE_CHECKS["text smaller than the body text"],
