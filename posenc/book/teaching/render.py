@@ -9,6 +9,7 @@ slide (``#/s-<id>``) and to a chapter's figure (``#fig-...``) are relative to th
 from __future__ import annotations
 
 import functools
+import re
 
 import nbformat
 
@@ -38,11 +39,25 @@ def _figures(set_id: str) -> dict[str, str]:
     return found
 
 
+CAPTION_CHARACTERS = 80      # a figure link shows its caption's first clause, cut near here
+
+
+def short_caption(caption: str, limit: int = CAPTION_CHARACTERS) -> str:
+    """The caption's first sentence, or its first clause, or its first words, ending with an ellipsis when cut."""
+    text = re.split(r"(?<=[a-z0-9)])\. (?=[A-Z])", caption)[0].rstrip(".")
+    for mark in (": ", "; ", ", "):
+        head = text.split(mark)[0]
+        if len(text) > limit and 25 <= len(head) < len(text):
+            text = head + "…"
+    if len(text) > limit + 1:
+        text = text[:limit].rsplit(" ", 1)[0] + "…"
+    return text
+
+
 def figure_link(set_id: str, name: str) -> str:
-    """A link to a figure on the chapter's page, with its caption's first sentence."""
-    caption = _figures(set_id)[name].split(". ")[0].rstrip(".")
+    """A link to a figure on the chapter's page, with the beginning of its caption."""
     page = notebook_path(set_id).with_suffix(".html").name
-    return f'the chapter\'s figure <a href="../notebooks/{page}#{name}">"{caption}"</a>'
+    return f'the chapter\'s figure <a href="../notebooks/{page}#{name}">"{short_caption(_figures(set_id)[name])}"</a>'
 
 
 def _ranges(numbers: list[int]) -> str:
