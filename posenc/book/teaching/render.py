@@ -25,7 +25,7 @@ def clock(minutes: int) -> str:
 
 def deck_link(set_id: str, slide_id: str, text: str) -> str:
     """A link to one slide of the chapter's deck (the deck is not a page of the book: a plain HTML link)."""
-    return f'<a href="../slides/{set_id}.html#/s-{slide_id}">{text}</a>'
+    return f'<a href="../slides/{set_id}.html#s-{slide_id}">{text}</a>'
 
 
 @functools.lru_cache(maxsize=None)
@@ -115,6 +115,20 @@ def plan_markdown(entry: Entry) -> str:
     return "\n".join([lead, "", *rows])
 
 
+def blocks(text: str, indent: str = "") -> str:
+    """``text`` with every ``$$formula$$`` set as a display equation of its own, indented to sit inside a list
+    item: long formulas scroll in their own box instead of being cut off on a narrow screen."""
+    parts = re.split(r"\$\$(.+?)\$\$", text)
+    out = parts[0].strip()
+    for formula, after in zip(parts[1::2], parts[2::2]):
+        mark = re.match(r"[.,;:]", after)           # punctuation after a display equation goes inside it
+        if mark:
+            formula, after = f"{formula.strip()}\\,{mark[0]}", after[1:]
+        out += f"\n\n{indent}$$\n{indent}{formula.strip()}\n{indent}$$"
+        out += f"\n\n{indent}{after.strip()}" if after.strip() else ""
+    return out
+
+
 def _minutes(value: float) -> str:
     return f"{value:g} min"
 
@@ -139,8 +153,8 @@ def _live_markdown(entry: Entry) -> str:
 
 def _activity_markdown(entry: Entry) -> str:
     activity = entry.activity
-    key = [f"- {item}" for item in activity.key]
-    return "\n".join([f"**In-class activity: {activity.title}.** {activity.task}", "", "**Answer key.**", "",
+    key = [f"- {blocks(item, '  ')}" for item in activity.key]
+    return "\n".join([f"**In-class activity: {activity.title}.** {blocks(activity.task)}", "", "**Answer key.**", "",
                       *key])
 
 
@@ -150,7 +164,8 @@ def _misconceptions_markdown(entry: Entry) -> str:
     lines = ["**Misconceptions the exercise checks catch.** Each is a message the grader gives (the *Common "
              "mistakes* page lists them all); these are the ones worth time in class.", ""]
     for m in entry.misconceptions:
-        lines.append(f"- **{m.qid}:** *{_escape(m.message)}.* {m.why} **In class:** {m.address}")
+        lines.append(f"- **{m.qid}:** *{_escape(m.message)}.* {blocks(m.why, '  ')} **In class:** "
+                     f"{blocks(m.address, '  ')}")
     return "\n".join(lines)
 
 
@@ -164,12 +179,12 @@ def _exam_markdown(entry: Entry) -> str:
              "These questions are public, like the rest of the course: use them as practice, or as models for "
              "questions of your own.", ""]
     for n, question in enumerate(entry.exam, 1):
-        lines += [f"**Question {n}** ({_points(question.points)}). {question.question}", ""]
+        lines += [f"**Question {n}** ({_points(question.points)}). {blocks(question.question)}", ""]
         for letter, part in zip("abcdefgh", question.parts):
-            lines.append(f"- ({letter}) {part.ask} *[{_points(part.points)}]*")
-            lines.append(f"  - *Answer:* {part.answer}")
-            lines.append(f"  - *Marking:* {part.earns}")
-            lines.append(f"  - *Common wrong answers:* {' '.join(part.wrong)}")
+            lines.append(f"- ({letter}) {blocks(part.ask, '  ')} *[{_points(part.points)}]*")
+            lines.append(f"  - *Answer:* {blocks(part.answer, '    ')}")
+            lines.append(f"  - *Marking:* {blocks(part.earns, '    ')}")
+            lines.append(f"  - *Common wrong answers:* {blocks(' '.join(part.wrong), '    ')}")
         lines.append("")
     lines.append(":::")
     return "\n".join(lines)
