@@ -90,7 +90,7 @@ def test_the_chapter_block_shows_every_part_with_links_into_the_deck_and_the_cha
     for segment in entry.plan:
         if segment.kind == "slides":
             first = next(s for name in segment.sections for s in deck.section(name).slides if s.id not in segment.skip)
-            assert f'href="../slides/{set_id}.html#/s-{first.id}"' in text
+            assert f'href="../slides/{set_id}.html#s-{first.id}"' in text
     skipped = {s for segment in entry.plan for s in segment.skip}
     demos = [slide for slide in deck.slides if slide.demo and slide.id not in skipped]
     assert text.count("*If it is slow or fails:*") == len(demos) + len(entry.live)

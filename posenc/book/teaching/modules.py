@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from posenc.book.teaching.entry import LECTURE_MINUTES
 from posenc.book.teaching.estimates import duration, exercise_minutes, parts, reading_minutes, table_cell, title
 
 __all__ = ["MODULE_PLANS", "SESSIONS", "ModulePlan", "module_plan_markdown", "module_problems"]
@@ -41,10 +42,10 @@ MODULE_PLANS = {
         "manageable."),
     "6-week": ModulePlan(
         "Six weeks, Parts I and II", 2,
-        [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05", "ch06"], ["ch07"], ["ch08", "review"]],
+        [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05", "ch06"], ["ch07", "ch08"], ["review"]],
         "Part I, then relative biases, rotary embeddings, the length-generalisation benchmark and real text. "
-        "Chapters 4 and 7 have a week each: their experiments take the longest to read and discuss. The last "
-        "week ends with a review session on the exam questions."),
+        "Two lectures a week, but chapter 4, whose experiment closes Part I, has its week to itself; the last "
+        "week brings no new chapter, only a review on the exam questions."),
 }
 
 
@@ -79,7 +80,7 @@ def module_plan_markdown(name: str) -> str:
         raise ValueError("; ".join(problems))
     plan = MODULE_PLANS[name]
     chapters = plan.chapters()
-    lead = (f"**{plan.title}** ({_span(chapters)}: {len(chapters)} lectures of 50 minutes in "
+    lead = (f"**{plan.title}** ({_span(chapters)}: {len(chapters)} lectures of {LECTURE_MINUTES} minutes in "
             f"{len(plan.weeks)} weeks). {plan.note}")
     rows = ["| Week | Sessions | Student's time outside class: reading + exercises |", "| --- | --- | --- |"]
     total = 0
@@ -87,6 +88,6 @@ def module_plan_markdown(name: str) -> str:
         sessions = "; ".join(SESSIONS[i] if i in SESSIONS else f"{int(i[2:])}. {table_cell(title(i))}" for i in items)
         minutes = sum(reading_minutes(i) + exercise_minutes(i) for i in items if i not in SESSIONS)
         total += minutes
-        rows.append(f"| {week} | {sessions} | about {duration(minutes)} |")
+        rows.append(f"| {week} | {sessions} | {f'about {duration(minutes)}' if minutes else '–'} |")
     rows.append(f"| All | {len(chapters)} lectures | about {duration(total)} |")
     return "\n".join([lead, "", *rows])
