@@ -105,7 +105,8 @@ bench: $(STAMP)
 # make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
 # (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of
 # git). The grader's exit status 1 (some files could not be graded: their rows say why) is routine, not a
-# failure of make; 2 (a usage error) and anything else are.
+# failure of make; 2 (a usage error), 3 (a fault of the grader's own) and anything else are. The manual: the
+# course site, For lecturers, Grading a class (book/lecturers/grading.md).
 SUBMISSIONS ?= hand-ins
 OUT         ?= grades.csv
 FEEDBACK    ?= feedback

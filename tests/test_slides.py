@@ -127,25 +127,24 @@ def test_a_deleted_cell_stops_the_deck(decks):
         slides.deck_slides(deck, chapter_of(deck, notebook))
 
 
-def test_a_renamed_figure_stops_the_deck(decks):
-    deck = decks["ch02"]
+def first_figure(deck):
+    """The first figure the deck shows, and the metadata of its cell in a fresh copy of the notebook."""
     name = next(slide.shows for slide in deck.slides if slide.kind == "figure")
     notebook = nbformat.read(deck.chapter, as_version=4)
-    for cell in notebook.cells:
-        figure = (cell.metadata.get("mystnb") or {}).get("figure") or {}
-        if figure.get("name") == name:
-            figure["name"] = name + "-renamed"
+    cell = next(cell for cell in notebook.cells
+                if ((cell.metadata.get("mystnb") or {}).get("figure") or {}).get("name") == name)
+    return name, notebook, cell.metadata["mystnb"]
+
+
+@pytest.mark.parametrize("set_id", ["ch00", "ch02"])
+def test_a_renamed_figure_or_one_without_alt_text_stops_the_deck(decks, set_id):
+    deck = decks[set_id]
+    name, notebook, meta = first_figure(deck)
+    meta["figure"]["name"] = name + "-renamed"
     with pytest.raises(slides.DeckError, match=re.escape(repr(name))):
         slides.deck_slides(deck, chapter_of(deck, notebook))
-
-
-def test_a_figure_without_alt_text_stops_the_deck(decks):
-    deck = decks["ch00"]
-    name = next(slide.shows for slide in deck.slides if slide.kind == "figure")
-    notebook = nbformat.read(deck.chapter, as_version=4)
-    for cell in notebook.cells:
-        if ((cell.metadata.get("mystnb") or {}).get("figure") or {}).get("name") == name:
-            cell.metadata["mystnb"]["image"]["alt"] = " "
+    name, notebook, meta = first_figure(deck)
+    meta["image"]["alt"] = " "
     with pytest.raises(slides.DeckError, match="alt text"):
         slides.deck_slides(deck, chapter_of(deck, notebook))
 

@@ -42,6 +42,9 @@ PASSED, FAILED = "passed", "failed"
 
 # What a judge says when the collected data cannot be the answers to its probe.
 TAMPERED = "the collected answers do not match the questions asked (was the check tampered with?)"
+# The longest text a value or choice answer may be (its characters, counted before anything reads it: a
+# 63 MB answer would otherwise cost the judge gigabytes and many seconds).
+MAX_ANSWER_CHARS = 10_000
 
 
 @dataclass
@@ -555,6 +558,8 @@ class ValueQuestion(Question):
     def judge(self, data, seed=0):
         if len(data) != 1:
             return False, TAMPERED
+        if too_long(self.name, data[0]):
+            return False, too_long(self.name, data[0])
         got, expected = data[0], self.expected()
         if isinstance(expected, (int, float)) and not isinstance(expected, bool):
             got = as_number(got)              # "32", a 0-d array or tensor: the number it plainly is
@@ -636,6 +641,8 @@ class ChoiceQuestion(Question):
         answer = data[0]
         if is_set(answer):                    # {"a", "c"}: the order of the letters never matters here
             answer = answer.value
+        if too_long(self.name, answer):
+            return False, too_long(self.name, answer)
         if isinstance(answer, (list, tuple)) and all(isinstance(item, str) for item in answer):
             answer = " ".join(answer)
         example = "\"b\"" if self.single else "\"ab\" (or \"a, b\", \"a and b\")"
@@ -717,6 +724,24 @@ def short(value: Any) -> str:
     return _short(value)
 
 
+def too_long(name: str, answer: Any) -> str | None:
+    """A message when ``answer`` is text (or a list of texts) over MAX_ANSWER_CHARS characters, else None;
+    counted without copying it."""
+    if isinstance(answer, str):
+        size = len(answer)
+    elif isinstance(answer, (list, tuple)):
+        size = 0
+        for item in answer:
+            size += len(item) if isinstance(item, str) else 0
+            if size > MAX_ANSWER_CHARS:
+                break
+    else:
+        return None
+    if size <= MAX_ANSWER_CHARS:
+        return None
+    return f"`{name}` holds more than {MAX_ANSWER_CHARS} characters of text; no answer here is that long"
+
+
 def _short(value: Any) -> str:
     text = _shown(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -725,6 +750,8 @@ def _short(value: Any) -> str:
 def _shown(value: Any, depth: int = 0) -> str:
     """A student's value in words and numbers, with no internal class names (recursively in lists and
     tuples)."""
+    if isinstance(value, str) and len(value) > 60:
+        value = value[:60]                     # (repr of the whole of a long text would copy it)
     if isinstance(value, np.ndarray):
         return f"<array of shape {value.shape}>"
     if isinstance(value, TypedValue):

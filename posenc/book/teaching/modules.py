@@ -42,10 +42,10 @@ MODULE_PLANS = {
         "manageable."),
     "6-week": ModulePlan(
         "Six weeks, Parts I and II", 2,
-        [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05", "ch06"], ["ch07", "ch08"], ["review"]],
-        "Part I, then relative biases, rotary embeddings, the length-generalisation benchmark and real text. "
-        "Two lectures a week, but chapter 4, whose experiment closes Part I, has its week to itself; the last "
-        "week brings no new chapter, only a review on the exam questions."),
+        [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05", "ch06"], ["ch07", "ch08"], ["ch10", "review"]],
+        "Part I, then relative biases, rotary embeddings, the length-generalisation benchmark, real text and "
+        "position in two and three dimensions. Two lectures a week, but chapter 4, whose experiment closes "
+        "Part I, has its week to itself; the last week ends with a review on the exam questions."),
 }
 
 

@@ -281,6 +281,53 @@ def ch08() -> dict:
     return values
 
 
+def ch10() -> dict:
+    import numpy as np
+
+    from posenc.experiments import ch10 as grids
+    from posenc.lib import multidim as md
+
+    config, records = _file("ch10")
+    holds = grids.directions(records, config)
+    for direction in ("raster-order rotary is at chance on every other grid, on every seed",
+                      f"mixed rotary holds above {grids.HOLDS} on every grid",
+                      "mixed rotary beats axial rotary on every larger grid",
+                      "axial rotary beats raster order at 9 x 9",
+                      "learned axial frequencies beat fixed ones at 9 x 9",
+                      "the resized learned table loses accuracy on every other grid",
+                      "the resized learned table reads the wider grid better than the 9 x 9 grid"):
+        claim(holds.get(direction, False), f"{direction!r}, as chapter 10 asserts")
+
+    def accuracy(kind, grid):
+        return float(np.mean(grids.grid_accuracy(records, kind, grid, config)))
+
+    # The poll: a head that learned the offset of the patch above on a 14-wide grid, read on a 24-wide one.
+    trained_width, new_width = 14, 24
+    above = int(md.raster_index(np.array([[3, 2]]), trained_width)[0] - md.raster_index(np.array([[3, 3]]),
+                                                                                        trained_width)[0])
+    columns_right = new_width + above
+    mrope = md.mrope_position_ids([("text", 3), ("image", (4, 6)), ("text", 2)])
+    image = mrope[:, 3:3 + 24]
+    return {
+        "file_seeds": len(config.seeds), "train_grid": grids.grid_name(config.train_grid),
+        "chance": config.task().chance,
+        "learned_2d_trained": accuracy("learned_2d", config.train_grid),
+        "learned_2d_12": accuracy("learned_2d", (12, 12)), "learned_2d_wide": accuracy("learned_2d", (6, 12)),
+        "axial_rope_small": accuracy("axial_rope", (4, 4)), "axial_rope_12": accuracy("axial_rope", (12, 12)),
+        "mixed_rope_12": accuracy("mixed_rope", (12, 12)), "mixed_rope_9": accuracy("mixed_rope", (9, 9)),
+        "axial_rope_9": accuracy("axial_rope", (9, 9)), "axial_rope_learned_9": accuracy("axial_rope_learned", (9, 9)),
+        "axial_rope_learned_12": accuracy("axial_rope_learned", (12, 12)),
+        "raster_above": above, "raster_right": columns_right,
+        "resize_first": float(md.interpolated_coordinate(0, 14, 28)),
+        "resize_step": float(md.interpolated_coordinate(1, 14, 28) - md.interpolated_coordinate(0, 14, 28)),
+        "resize_last": float(md.interpolated_coordinate(27, 14, 28)), "resize_last_cell": 27,
+        "resize_last_aligned": 27 * (14 - 1) / (28 - 1),        # align_corners=True: corners on corners
+        "mrope_image_time": int(image[0].max()), "mrope_image_last": int(image.max()),
+        "mrope_after": int(mrope[0, 3 + 24]), "mrope_after_wrong": 3 + 24,
+        "cos_six": float(np.cos(6 * float(md.axial_frequencies(16)[0, 0]))),
+    }
+
+
 VALUES = {
     "ch01": ch01,
     "ch02": ch02,
@@ -290,6 +337,7 @@ VALUES = {
     "ch06": ch06,
     "ch07": ch07,
     "ch08": ch08,
+    "ch10": ch10,
 }
 
 
