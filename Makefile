@@ -117,6 +117,7 @@ grade: $(STAMP)
 	elif [ $$status -ne 0 ]; then exit $$status; fi
 
 # make gradescope SET=ch01 [EXTRA=~/private-checks]: the Gradescope autograder autograder_ch01.zip
+# (the course site, For lecturers, Gradescope: book/lecturers/gradescope.md)
 SET   ?= ch01
 EXTRA ?=
 gradescope: $(STAMP)
