@@ -320,7 +320,7 @@ def ch10() -> dict:
     mrope = md.mrope_position_ids([("text", 3), ("image", (4, 6)), ("text", 2)])
     image = mrope[:, 3:3 + 24]
     return {
-        "file_seeds": len(config.seeds), "train_grid": grids.grid_name(config.train_grid),
+        "file_seeds": len(config.seeds), "train_grid": "{} by {}".format(*config.train_grid),
         "chance": config.task().chance,
         "learned_2d_trained": accuracy("learned_2d", config.train_grid),
         "learned_2d_12": accuracy("learned_2d", (12, 12)), "learned_2d_wide": accuracy("learned_2d", (6, 12)),
