@@ -227,6 +227,18 @@ def test_a_chapter_missing_from_a_plan_fails(monkeypatch):
         teaching.module_plan_markdown("6-week")
 
 
+def test_a_forthcoming_chapter_has_its_week_only_once_the_toc_has_it(monkeypatch):
+    plan = teaching.MODULE_PLANS["6-week"]
+    for set_id in modules.FORTHCOMING:
+        in_toc = [list(part) for part in teaching.parts()]
+        without = [[s for s in part if s != set_id] for part in in_toc]
+        monkeypatch.setattr(modules, "parts", lambda: without)
+        assert set_id not in plan.chapters() and teaching.module_problems("6-week") == []
+        ordered = sorted({*in_toc[1], set_id})                      # the chapter added to Part II, in order
+        monkeypatch.setattr(modules, "parts", lambda: [in_toc[0], ordered])
+        assert set_id in plan.chapters() and teaching.module_problems("6-week") == []
+
+
 # ---------------------------------------------------------------------------------------------------
 # Homework estimates
 
