@@ -25,7 +25,9 @@ def test_every_chapter_of_the_toc_has_an_exercise_set_a_quiz_a_deck_and_an_entry
         for path in (ROOT / "book" / "quizzes" / f"{set_id}.json", ROOT / "book" / "slides" / f"{set_id}.yml",
                      teaching.entry_path(set_id)):
             assert path.is_file(), f"{set_id}: {path.relative_to(ROOT)} is missing"
-    assert sorted(p.stem for p in teaching.ENTRIES.glob("*.yml")) == TOC_CHAPTERS, "an entry per chapter, no more"
+    written_ahead = [set_id for set_id in modules.FORTHCOMING if set_id not in TOC_CHAPTERS]
+    assert sorted(p.stem for p in teaching.ENTRIES.glob("*.yml")) == sorted(TOC_CHAPTERS + written_ahead), (
+        "an entry per chapter (and per chapter being written, modules.FORTHCOMING), no more")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -292,6 +292,54 @@ def ch08() -> dict:
     return values
 
 
+def ch09() -> dict:
+    import math
+
+    import numpy as np
+
+    from posenc.experiments import ch09 as today
+    from posenc.experiments.ch08 import growth
+    from posenc.lib import rotary_variants as rv
+    from posenc.lib.rotary import rotary_frequencies
+
+    config, records = _file("ch09")
+    holds = today.today_directions(records, config)
+    for direction in ("rotary gets worse past L", "at 8L p-RoPE (p = 0.25) has lost less than rotary",
+                      "at 8L partial rotary has lost less than p-RoPE (p = 0.25), which turns as many pairs",
+                      "at 8L iRoPE read in chunks of L has lost less than read whole",
+                      f"Llama 4's temperature moves iRoPE's chunked reading at 8L by less than {today.HOLDS_WITHIN} bits"):
+        claim(holds.get(direction, False), f"{direction!r}, as chapter 9 asserts")
+    last = len(config.eval_factors) - 1
+    # Llama 3.1's scaling of three pairs of the activity, by their wavelengths in positions.
+    wavelength = np.array([500.0, 4000.0, 20000.0])
+    omega = 2 * math.pi / wavelength
+    scaled = rv.llama3_frequencies(omega, 8, 1, 4, 8192).numpy()
+    turns = rv.turns(omega, 8192).numpy()
+    llama = rv.llama3_frequencies(rotary_frequencies(128, 500000.0), 8, 1, 4, 8192).numpy()
+    llama_omega = rotary_frequencies(128, 500000.0).numpy()
+    ratio = llama_omega / llama
+    scale = rv.llama4_query_scale([2000, 8190, 8191, 131071]).numpy()
+    return {
+        "file_seeds": len(config.seeds),
+        **{f"wavelength_{name}": int(w) for name, w in zip(("fast", "mid", "slow"), wavelength)},
+        "turns_500": float(turns[0]), "turns_4000": float(turns[1]), "turns_20000": float(turns[2]),
+        "weight_4000": float((scaled[1] / omega[1] - 1 / 8) / (1 - 1 / 8)),      # the ramp's weight on the kept one
+        "slowdown_4000": float(omega[1] / scaled[1]),
+        "slowdown_500": float(omega[0] / scaled[0]), "slowdown_20000": float(omega[2] / scaled[2]),
+        "llama_kept": int(np.isclose(ratio, 1).sum()), "llama_slowed": int(np.isclose(ratio, 8).sum()),
+        "llama_ramp": int((~np.isclose(ratio, 1) & ~np.isclose(ratio, 8)).sum()),
+        "partial_base": rv.partial_as_p_rope_base(10000.0, 0.25),
+        "neox_pairs": rv.kept_pairs(96, 0.25),
+        "scale_2000": float(scale[0]), "scale_8190": float(scale[1]), "scale_8191": float(scale[2]),
+        "scale_128k": float(scale[3]),
+        "lost_rope": float(np.mean(growth(records, "rope", last))),
+        "lost_p_rope": float(np.mean(growth(records, "p_rope", last))),
+        "lost_partial": float(np.mean(growth(records, "partial", last))),
+        "lost_irope": float(np.mean(growth(records, "irope", last))),
+        "lost_irope_chunked": float(np.mean(growth(records, "irope", last, "chunked"))),
+    }
+
+
 def ch10() -> dict:
     import numpy as np
 
@@ -348,6 +396,7 @@ VALUES = {
     "ch06": ch06,
     "ch07": ch07,
     "ch08": ch08,
+    "ch09": ch09,
     "ch10": ch10,
 }
 
