@@ -325,7 +325,7 @@ def ch09() -> dict:
         "turns_500": float(turns[0]), "turns_4000": float(turns[1]), "turns_20000": float(turns[2]),
         "weight_4000": float((scaled[1] / omega[1] - 1 / 8) / (1 - 1 / 8)),      # the ramp's weight on the kept one
         "slowdown_4000": float(omega[1] / scaled[1]),
-        "slowdown_500": float(omega[0] / scaled[0]), "slowdown_20000": float(omega[2] / scaled[2]),
+        "slowdown_20000": float(omega[2] / scaled[2]),
         "llama_kept": int(np.isclose(ratio, 1).sum()), "llama_slowed": int(np.isclose(ratio, 8).sum()),
         "llama_ramp": int((~np.isclose(ratio, 1) & ~np.isclose(ratio, 8)).sum()),
         "partial_base": rv.partial_as_p_rope_base(10000.0, 0.25),
