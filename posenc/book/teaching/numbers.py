@@ -345,6 +345,7 @@ def ch10() -> dict:
 
     from posenc.experiments import ch10 as grids
     from posenc.lib import multidim as md
+    from posenc.lib.reproducibility import clearly_apart
 
     config, records = _file("ch10")
     holds = grids.directions(records, config)
@@ -353,12 +354,18 @@ def ch10() -> dict:
                       "mixed rotary beats axial rotary on every larger grid",
                       "axial rotary beats raster order at 9 x 9",
                       "learned axial frequencies beat fixed ones at 9 x 9",
+                      "axial rotary loses accuracy on the larger grids",
+                      "on the smaller grid the 2-D sinusoidal table and axial rotary hold",
                       "the resized learned table loses accuracy on every other grid",
                       "the resized learned table reads the wider grid better than the 9 x 9 grid"):
         claim(holds.get(direction, False), f"{direction!r}, as chapter 10 asserts")
 
     def accuracy(kind, grid):
         return float(np.mean(grids.grid_accuracy(records, kind, grid, config)))
+
+    claim(clearly_apart(grids.grid_accuracy(records, "learned_2d", (6, 12), config),
+                        grids.grid_accuracy(records, "learned_2d", (12, 12), config)),
+          "that the resized learned table reads the grid that is only wider better than 12 x 12")
 
     # The poll: a head that learned the offset of the patch above on a 14-wide grid, read on a 24-wide one.
     trained_width, new_width = 14, 24
