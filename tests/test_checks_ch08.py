@@ -65,6 +65,21 @@ def nonoverlapping_mean(losses, length):
     losses[:] = 0
     return mean
 """, "changed its input `losses` in place (every entry set to 0)"),
+        "nudges one of the caller's losses": ("""
+import numpy as np
+def nonoverlapping_mean(losses, length):
+    losses[0, 0] *= 1.0000001
+    t = np.arange(losses.shape[0])
+    return float(losses[t, t % length].mean())
+""", "(1 of its"),
+        "a round trip through the caller's losses": ("""
+import numpy as np
+def nonoverlapping_mean(losses, length):
+    losses += 1
+    losses -= 1
+    t = np.arange(losses.shape[0])
+    return float(losses[t, t % length].mean())
+""", "a rounding error's size: a round trip such as"),
     },
     "q3": {
         "every byte of every window": (SLIDING_LOOPS.format(first="0"), "counted several times"),
