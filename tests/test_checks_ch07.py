@@ -53,6 +53,17 @@ WRONG = {
         "a list": (PI.format("[p * train_length / target_length for p in positions]"), "not a numpy array"),
         "integer factor": (PI.format("np.asarray(positions) / (target_length // train_length)"),
                            "rounded to a whole number"),
+        "changes the caller's positions": ("import numpy as np\n"
+                                           "def interpolated_positions(positions, train_length, target_length):\n"
+                                           "    out = positions * train_length / target_length\n"
+                                           "    positions[0] = positions[0] + 1\n"
+                                           "    return out\n", "changed its input `positions` in place"),
+        "sorted": (PI.format("np.sort(positions) * train_length / target_length"), "wrong at index"),
+        "sorted in place": ("import numpy as np\n"
+                            "def interpolated_positions(positions, train_length, target_length):\n"
+                            "    positions.sort()\n"
+                            "    return positions * train_length / target_length\n",
+                            "changed its input `positions` in place"),
     },
     "q2": {
         "times s": (NTK.format("base * scale"), "multiplied by s"),
@@ -105,7 +116,8 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     "q5": {
         "learned": ("bet_local_sum = 'a'", "(a) not the best bet: a learned table has rows"),
         "sinusoidal": ("bet_local_sum = 'b'", "never seen in training"),
-        "rotary": ("bet_local_sum = 'd'", "2L and then fell"),
+        "rotary": ("bet_local_sum = 'd'", "on the benchmark's LocalMax task (the largest of the last 3 tokens) the "
+                                          "rotary runs held"),
         "nope": ("bet_local_sum = 'e'", "causal mask"),
         "two at once": ("bet_local_sum = 'cd'", "exactly one"),
     },
@@ -161,7 +173,9 @@ def test_q4_shows_the_measured_table_in_both_copies():
 
 
 RIGHT = {
-    "q1": {"float32": PI.format("np.asarray(positions, dtype=np.float32) * np.float32(train_length / target_length)")},
+    "q1": {"float32": PI.format("np.asarray(positions, dtype=np.float32) * np.float32(train_length / target_length)"),
+           "torch, float64": "import torch\n" + PI.format("torch.as_tensor(positions).double() * train_length / target_length"),
+           "torch, float32": "import torch\n" + PI.format("torch.as_tensor(positions).float() * train_length / target_length")},
     "q2": {"float32": "import numpy as np\ndef ntk_base(base, scale, d):\n"
                       "    return float(np.float32(base) * np.float32(scale) ** np.float32(d / (d - 2)))\n",
            "another order of operations": "import math\n" + NTK.format("base * math.exp(d / (d - 2) * math.log(scale))")},
@@ -177,6 +191,17 @@ RIGHT = {
         "a and c", "options a and c", "(a), (c)", "A, C", "a c")},
     "q5": {"option c": "bet_local_sum = 'option c'", "(c)": "bet_local_sum = '(c)'"},
 }
+
+
+def test_q5_says_its_numbers_are_the_benchmarks_localmax_not_the_new_task():
+    """The question is about a new task, LocalSum; the numbers each option quotes are the benchmark's on
+    LocalMax, and each sentence (a wrong pick shows one alone) says so."""
+    from posenc.exercises.checks import ch07
+
+    window = ch07.benchmark_results()[0].window
+    for letter, reason in EXERCISES.question("q5").options.items():
+        assert f"LocalMax task (the largest of the last {window} tokens)" in reason, letter
+        assert "local task" not in reason, letter
 
 
 def test_q5_names_the_offsets_never_seen_in_training():
