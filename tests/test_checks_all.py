@@ -287,3 +287,23 @@ def test_each_function_question_names_the_parameters_the_student_writes(set_id):
             continue
         written = list(inspect.signature(solution[question.name]).parameters)
         assert question.parameter_names()[:len(written)] == written, (set_id, question.qid)
+
+
+@pytest.mark.parametrize("set_id", SET_IDS)
+def test_choice_hints_name_sections_that_exist(set_id):
+    """Where several letters are right, a wrong answer is sent to the table or to a chapter's section (never
+    told the statement's crux): every section a hint names is a heading of that chapter's notebook."""
+    import json
+    import re
+
+    from tests.conftest import ROOT
+
+    headings = {}
+    for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"):
+        cells = json.loads(path.read_text())["cells"]
+        headings[int(path.name[:2])] = [line.lstrip("#").strip() for cell in cells if cell["cell_type"] == "markdown"
+                                        for line in "".join(cell["source"]).splitlines() if line.startswith("#")]
+    for question in load_set(set_id).questions:
+        for letter, idea in getattr(question, "ideas", {}).items():
+            for chapter in map(int, re.findall(r"chapter (\d+)", idea)):
+                assert any(title and title in idea for title in headings[chapter][1:]), (set_id, question.qid, letter)

@@ -130,10 +130,10 @@ def equivariance_gap(attention, x, perm):
     },
     "q4": {
         "mean-pooling left out": ('order_blind = "ad"', "not yet: at least one letter is wrong or missing"),
-        "position-wise layer left out": ('order_blind = "ac"', "whether a layer that sees one row at a time"),
-        "causal mask chosen": ('order_blind = "abcd"', "which tokens token t may see under a causal mask"),
+        "position-wise layer left out": ('order_blind = "ac"', "(d) chapter 0, \"Multi-head attention is no different\""),
+        "causal mask chosen": ('order_blind = "abcd"', "(b) chapter 0, \"What a causal mask changes\""),
         "encodings chosen": ('order_blind = "acde"', "does not say which"),
-        "attention left out": ('order_blind = "cd"', "What each one turns on"),
+        "attention left out": ('order_blind = "cd"', "Where to look again: (a) chapter 0"),
         "several misjudged": ('order_blind = "ab"', "not yet"),
         "unknown option": ('order_blind = "acdz"', "no option z"),
         "not a string": ("order_blind = 3", "should be a string"),

@@ -105,9 +105,9 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     },
     "q4": {
         "everything": ("curve_statements = 'abcde'", "not yet: at least one letter is wrong or missing"),
-        "forgot c": ("curve_statements = 'a'", "what a causal model's prediction at position 40 depends on"),
+        "forgot c": ("curve_statements = 'a'", "(c) chapter 7, \"The benchmark\""),
         "believes d": ("curve_statements = 'acd'", "does not say which"),
-        "ranks methods": ("curve_statements = 'ace'", "which methods this table measures"),
+        "ranks methods": ("curve_statements = 'ace'", "(e) the table above, next to chapter 7's \"Past the training length\""),
         "unknown letter": ("curve_statements = 'af'", "no option f"),
         "a misspelt word": ("curve_statements = 'optoins a and c'", "is not an option letter"),
         "not a string": ("curve_statements = 3", "string of letters"),
@@ -214,7 +214,7 @@ def test_q5_names_the_offsets_never_seen_in_training():
 
 
 def test_q4_e_feedback_says_what_the_benchmark_shows_and_the_file_bears_it_out():
-    """(e) is not supported by q4's table (rotary alone), and its feedback says that the chapter's benchmark
+    """(e) does not follow from q4's table (rotary alone), and its feedback says that the chapter's benchmark
     has T5 on the same task, with both numbers from results/ch07.json: every T5 seed above every rotary seed
     on positions 32..63."""
     from posenc.exercises.checks import ch07
@@ -224,7 +224,7 @@ def test_q4_e_feedback_says_what_the_benchmark_shows_and_the_file_bears_it_out()
     assert t5[1] > rope[2], (t5, rope)
     reason = EXERCISES.question("q4").options["e"]
     assert f"T5 reads positions 32..63 at {t5[0]:.2f} against rotary's {rope[0]:.2f}" in reason
-    assert "not supported" in reason and "other methods were not measured" not in reason
+    assert reason.startswith("does not follow") and "other methods were not measured" not in reason
 
 
 def test_the_notebook_imports_math():

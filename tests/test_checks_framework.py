@@ -76,6 +76,12 @@ def test_a_placeholder_for_some_inputs_only_is_judged_not_called_unattempted():
 
     assert _function_question().grade({"f": stub}).status == NOT_ATTEMPTED
 
+    def unfinished(x, k):                 # its own message on every path the check takes: an answer's
+        raise NotImplementedError("the general case is not done yet")
+
+    result = _function_question().grade({"f": unfinished})
+    assert result.status == FAILED and "your code's own NotImplementedError" in result.message, result.line()
+
 
 def test_the_students_warnings_are_captured_and_attributed(recwarn):
     def f(x, k):

@@ -483,9 +483,13 @@ class FunctionQuestion(Question):
         for args, outcome in zip(probes, outcomes):
             call = f"{self.name}({self.describe_args(args)})"
             if not outcome.ok:
-                if outcome.error_type == "NotImplementedError":
+                if outcome.error_type == "NotImplementedError" and any(o.ok for o in outcomes):
                     return False, (f"{call} raised {outcome.error or 'NotImplementedError'}: your function "
                                    "answers other inputs, so it must answer these too")
+                if outcome.error_type == "NotImplementedError":
+                    return False, (f"{call} raised {outcome.error}: your code's own NotImplementedError (the "
+                                   "placeholder raises one without a message), on a path the check takes: "
+                                   "finish that path")
                 return False, f"{call} {failure(outcome)}{self._hint(args, outcome)}"
             if self.inputs_unchanged:
                 changed = changed_inputs_message(call, self.parameter_names(), outcome)
@@ -656,14 +660,15 @@ class ChoiceQuestion(Question):
       this one is wrong, as a wrong try shows anyway), the right one its own sentence.
     * Several: the feedback must not be an oracle for the letters (one verdict per try lets a blind guesser
       through in a few tries, faster than a reader). Every wrong answer gets the same sentence, which lists
-      ``ideas``, the idea each statement turns on (never its verdict); a right answer gets every option's
+      ``ideas``, where each statement is decided: the table it reads or the chapter's section to reread
+      (never the statement's crux, which would read off its verdict); a right answer gets every option's
       sentence, verdicts and reasons.
     """
 
     answer: str = ""
     options: dict = field(default_factory=dict)      # letter -> why the option is right or wrong
     single: bool = False
-    ideas: dict = field(default_factory=dict)        # several answers: letter -> what the statement turns on
+    ideas: dict = field(default_factory=dict)        # several answers: letter -> where it is decided
 
     def __post_init__(self):
         if not self.single and set(self.ideas) != set(self.options):
@@ -683,10 +688,11 @@ class ChoiceQuestion(Question):
                                     f"{reason}" for letter, (true, reason) in statements.items()}, **fields)
 
     def not_yet(self) -> str:
-        """What every wrong answer of a question with several right options gets: the ideas, no verdict."""
+        """What every wrong answer of a question with several right options gets: where each statement is
+        decided, no verdict."""
         ideas = "; ".join(f"({letter}) {idea}" for letter, idea in self.ideas.items())
         return ("not yet: at least one letter is wrong or missing. The check does not say which (a guess would "
-                "be no shortcut): decide each statement again on its own. What each one turns on: " + ideas)
+                "be no shortcut): decide each statement again on its own. Where to look again: " + ideas)
 
     @property
     def mistakes(self) -> tuple:
@@ -907,8 +913,8 @@ def checking_rules() -> str:
         "- **Arrays.** Where a question asks for a NumPy array, a torch tensor with the same values passes too.",
         "- **Inputs.** Leave the arrays and tensors your function receives as they were (compute on copies: "
         "`x = x + p`, not `x += p`): the check tests that they are unchanged after every call.",
-        "- **Choices.** Where several letters are right, a wrong answer is told what each statement turns on, "
-        "not which letter is wrong: decide each one on its own.",
+        "- **Choices.** Where several letters are right, a wrong answer is told where each statement is decided "
+        "(the table, or the chapter's section to reread), not which letter is wrong: decide each one on its own.",
         f"- **Time.** The check stops a call of your code after {call:g} s, and a question whose calls take "
         f"{total:g} s together: the reference answers take milliseconds. On Linux (Colab, Binder) it runs "
         "your code in a copy of your session, which it ends when a call will not stop: what your code "

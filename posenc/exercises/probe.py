@@ -545,8 +545,8 @@ class _Run:
                 outcome.changed = changed
                 outcome.changes = [_mutation(dict(inputs)[key], before[key]) for key in changed]
             outcome.called = called
-            if outcome.error_type == "NotImplementedError":
-                self.placeholders += 1
+            if outcome.error_type == "NotImplementedError" and outcome.error == "NotImplementedError":
+                self.placeholders += 1       # the stub's bare raise; one with a message of its own is an answer's
                 self.placeholder_in = self.placeholder_in or outcome.raised_in
             else:
                 self.answered += 1

@@ -206,12 +206,14 @@ def _compare_mask(got, expected, args):
 # ---------------------------------------------------------------------------------------------------
 # q4: which operations ignore order (multiple choice)
 
+# Where each statement is decided: a section of chapter 0 to reread, never the statement's crux (which would
+# read off its verdict).
 ORDER_BLIND_IDEAS = {
-    "a": "what shuffling the input rows does to the output rows of attention without positions",
-    "b": "which tokens token t may see under a causal mask, and whether a shuffle changes that",
-    "c": "whether a sum depends on the order of its terms",
-    "d": "whether a layer that sees one row at a time can know where the row stands",
-    "e": "what adding a positional vector does to the same token at another place",
+    "a": 'chapter 0, "Self-attention in a few lines" and the section after it',
+    "b": 'chapter 0, "What a causal mask changes"',
+    "c": 'chapter 0, the section on "Dog bites man" and "man bites dog"',
+    "d": 'chapter 0, "Multi-head attention is no different"',
+    "e": 'chapter 0, "Adding positions breaks the symmetry"',
 }
 
 ORDER_BLIND_OPTIONS = {

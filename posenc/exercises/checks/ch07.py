@@ -274,12 +274,13 @@ def _curve_options() -> dict:
     }
 
 
+# Where each statement is decided: the table or a section of chapter 7, never the statement's crux.
 CURVE_IDEAS = {
-    "a": "what the highest seed reaches on positions 32..63",
-    "b": "how much one synthetic task can say about a language model's loss",
-    "c": "what a causal model's prediction at position 40 depends on",
-    "d": "the difference between what a trained model did and what its method can represent",
-    "e": "which methods this table measures",
+    "a": "the table above, with its brackets (lowest and highest seed)",
+    "b": 'chapter 7, "Which direction is reproduced, and why the papers differ"',
+    "c": 'chapter 7, "The benchmark"',
+    "d": 'chapter 7, "Stretching a rotary model\'s context"',
+    "e": 'the table above, next to chapter 7\'s "Past the training length"',
 }
 
 
@@ -387,7 +388,8 @@ EXERCISES = ExerciseSet("ch07", "Longer than trained", [
     YarnQuestion(qid="q3", title="YaRN: frequencies and temperature", name="yarn_scaling", points=3,
                  probes=_yarn_probes, reference=yarn_scaling, mistakes=YARN_MISTAKES, compare=_compare_yarn,
                  describe_args=lambda a: ", ".join(map(repr, a))),
-    ChoiceQuestion.from_statements(CURVE_OPTIONS, qid="q4", title="Reading an accuracy curve",
+    ChoiceQuestion.from_statements(CURVE_OPTIONS, ("follows", "does not follow"), qid="q4",
+                                   title="Reading an accuracy curve",
                                    name="curve_statements", points=2, ideas=CURVE_IDEAS),
     ChoiceQuestion.from_statements(BET_OPTIONS, ("the best bet", "not the best bet"), qid="q5",
                                    title="Which method to bet on", name="bet_local_sum", points=1, single=True),
