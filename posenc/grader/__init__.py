@@ -16,7 +16,10 @@
   seccomp.
 * ``report``: the gradebook CSV, the feedback files, the lecturer's report, the progress bar and the
   summary, all made safe to open.
-* ``lms``: the roster (whose file is which) and the Canvas and Moodle gradebook import files.
+* ``lms``: the roster (Canvas's gradebook export, Moodle's grading worksheet or our own), whose file is
+  which, and the Canvas and Moodle gradebook import files.
+* ``downloads``: how Canvas and Moodle name the files of a submissions download (who handed each in,
+  online text) and the feedback file names their feedback uploads read back.
 * ``gradescope``: the Gradescope autograder bundle (``python -m posenc.grader gradescope chNN``) and what
   runs in Gradescope's container.
 * ``examples/private_checks/``: a complete example file of a lecturer's private checks.

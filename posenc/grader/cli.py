@@ -12,7 +12,7 @@ judged here, in the grading process. Without bubblewrap the grader refuses to ru
 --no-sandbox. See ``posenc.grader`` for how.
 
 Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why;
-everything else was graded and written), 2 when nothing was graded because the command itself is wrong (no
+everything else was graded and written; an LMS's page of online text does not count), 2 when nothing was graded because the command itself is wrong (no
 submissions, an unknown --set, notebooks of two sets without --set, a broken --extra-tests folder or
 roster, no bubblewrap or bubblewrap refused) or its output cannot be written, 3 when the grader itself
 failed (a bug: please report it).
@@ -37,16 +37,21 @@ from pathlib import Path
 
 from posenc.exercises import SET_IDS
 from posenc.grader.kernel import Limits
-from posenc.grader.lms import LMS, match, read_roster, students_by_file, write_canvas, write_moodle
+from posenc.grader.downloads import submitter_of
+from posenc.grader.lms import (
+    LMS, UNGRADED_AS, Roster, match, read_roster, require_emails, students_by_file, write_canvas, write_moodle,
+)
 from posenc.grader.report import (
-    Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
+    COPIES, Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
     write_lecturer_report,
 )
 from posenc.grader.sandbox import SandboxError, find_bwrap
 from posenc.grader.session import (
     Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
 )
-from posenc.grader.status import GRADER_ERROR, INVALID, NOT_NOTEBOOK, SYMLINK, UNKNOWN_SET, WRONG_SET
+from posenc.grader.status import (
+    GRADER_ERROR, INVALID, NOT_NOTEBOOK, NOT_UPLOADS, ONLINE_TEXT, SYMLINK, UNKNOWN_SET, WRONG_SET,
+)
 from posenc.grader.submission import SYMLINK_MESSAGE, Submission, read_submission, set_digest, template_sources
 
 NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
@@ -177,9 +182,9 @@ def mixed_sets(subs: list[Submission]) -> str | None:
 
 def choose_set(subs: list[Submission], forced: str | None) -> tuple[str | None, str]:
     """The exercise set of this run: --set, else the course's set most submissions answer (on a tie,
-    the first of them in the course's order, with a note)."""
+    the first of them in the course's order, with a note; --set is the lecturer's own choice: no note)."""
     if forced:
-        return forced, "--set"
+        return forced, ""
     counts = Counter(s.set_id for s in subs if s.gradable and s.set_id in SET_IDS)
     if not counts:
         return None, ""
@@ -218,9 +223,10 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
 
 
 def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
-    """Groups of graded notebooks that run the same program (comments, blank lines and layout aside) and
-    hold code of their own. Nobody is marked down, as the grader cannot tell the original from the copy:
-    each row's message names the others, and the summary lists the groups, for the lecturer to decide."""
+    """Groups of graded notebooks whose own code is the same (``set_digest``: names, comments, layout and
+    the order of cells aside, handed-out cells and cells too small to be evidence left out). Nobody is
+    marked down, as the grader cannot tell the original from the copy: each row's message names the others,
+    and the summary lists the groups, for the lecturer to decide."""
     groups: dict[str, list[Graded]] = {}
     for g in graded:
         if g.submission.gradable:
@@ -231,7 +237,7 @@ def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
     for group in copies:
         for g in group:
             g.notes.append("same code as " + ", ".join(o.submission.name for o in group if o is not g)
-                           + " (comments and layout aside; nobody is marked down: compare them)")
+                           + f" ({COPIES}; nobody is marked down: compare them)")
     return [[g.submission.name for g in group] for group in copies]
 
 
@@ -260,6 +266,7 @@ class Options:
     lms: tuple[str, ...] = ()
     assignment: str | None = None
     assignment_id: str = ""
+    ungraded_as: str = "empty"       # the grade of a hand-in that could not be graded: "empty" or "0"
 
     @property
     def report(self) -> Path:
@@ -270,10 +277,14 @@ class Options:
         return self.out.with_name(f"{self.out.stem}.{lms}.csv")
 
     @property
+    def files(self) -> tuple[Path, ...]:
+        """The files the run writes besides the feedback files."""
+        return (self.out, self.report, *(self.gradebook(name) for name in LMS))
+
+    @property
     def written(self) -> tuple[Path, ...]:
         """Everything the run writes (a hand-in folder may hold it: it is no upload)."""
-        return (self.out, self.report, *(self.gradebook(name) for name in LMS),
-                *((self.feedback_dir,) if self.feedback_dir else ()))
+        return (*self.files, *((self.feedback_dir,) if self.feedback_dir else ()))
 
     def check(self) -> None:
         """The options' own mistakes, before anything is read."""
@@ -285,7 +296,10 @@ class Options:
             if name not in LMS:
                 raise UsageError(f"--lms {name}: one of {', '.join(LMS)}")
         if self.lms and self.roster is None:
-            raise UsageError("--lms needs --roster (a CSV of student_id,name,email[,submission])")
+            raise UsageError("--lms needs --roster (Canvas's gradebook export, Moodle's grading worksheet or a CSV "
+                             "of student_id,name[,email,submission])")
+        if self.ungraded_as not in UNGRADED_AS:
+            raise UsageError(f"--ungraded-as {self.ungraded_as}: one of {', '.join(UNGRADED_AS)}")
 
 
 @dataclass
@@ -297,6 +311,7 @@ class Outcome:
     note: str = ""
     copies: list[list[str]] = field(default_factory=list)
     matching: object = None          # lms.Matching, with a roster
+    roster: str = ""                 # what the roster was read as
     sandbox: list[str] | None = None
     gradebooks: list[Path] = field(default_factory=list)
 
@@ -306,7 +321,9 @@ class Outcome:
 
     @property
     def exit_status(self) -> int:
-        return 1 if any(not g.submission.gradable for g in self.graded) else 0
+        """1 when a hand-in could not be graded (the LMS's pages of online text are none)."""
+        return 1 if any(not g.submission.gradable and g.submission.problem not in NOT_UPLOADS
+                        for g in self.graded) else 0
 
 
 def grade_files(paths: list[str], **options) -> int:
@@ -322,11 +339,13 @@ def grade(options: Options, stream=None) -> int:
     start = time.perf_counter()
     try:
         options.check()
-        students = read_roster(options.roster) if options.roster is not None else None
+        roster = read_roster(options.roster) if options.roster is not None else None
+        if roster is not None and "moodle" in options.lms:
+            require_emails(roster)
         files = find_files(options)
         extras = load_extra_tests(options.extra_tests) if options.extra_tests else []
         outcome = grade_all(files, extras, options, stream)
-        compare(outcome, students)
+        compare(outcome, roster)
     except (UsageError, SandboxError) as exc:
         say(sys.stderr, f"error: {terminal_text(str(exc))}")
         return 2
@@ -401,38 +420,49 @@ def _grade_one(sub: Submission, plan: Plan, pool: ServerPool, settings: Settings
         return Graded(sub)
 
 
-def compare(outcome: Outcome, students: list | None) -> None:
+def compare(outcome: Outcome, roster: Roster | None) -> None:
     """Across the submissions: the groups of copies, and with a roster whose file is which."""
     plan = outcome.plan
     outcome.copies = find_copies(outcome.graded, template_sources(plan.exercise_set.set_id) if plan else set())
-    outcome.matching = match(students, outcome.graded) if students is not None else None
+    if roster is not None:
+        outcome.matching, outcome.roster = match(roster.students, outcome.graded), roster.source
 
 
 def write_results(outcome: Outcome, options: Options) -> None:
     """The gradebook, the lecturer's report, the LMS files and the feedback files."""
     plan, graded, matching = outcome.plan, outcome.graded, outcome.matching
     options.out.parent.mkdir(parents=True, exist_ok=True)
-    write_csv(options.out, plan, graded, options.settings.seed, students_by_file(matching) if matching else None)
+    write_csv(options.out, plan, graded, options.settings.seed, students_by_file(matching) if matching else None,
+              options.ungraded_as)
     write_lecturer_report(options.report, plan, graded, outcome.copies, outcome.note, outcome.roster_problems)
     title = options.assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
     for name in dict.fromkeys(options.lms):
         outcome.gradebooks.append(options.gradebook(name))
         if name == "canvas":
-            write_canvas(outcome.gradebooks[-1], matching, plan, title, options.assignment_id)
+            write_canvas(outcome.gradebooks[-1], matching, plan, title, options.assignment_id, options.ungraded_as)
         else:
-            write_moodle(outcome.gradebooks[-1], matching, plan, title)
+            write_moodle(outcome.gradebooks[-1], matching, plan, title, options.ungraded_as)
     if options.feedback_dir:
         options.feedback_dir.mkdir(parents=True, exist_ok=True)
-        for g, name in zip(graded, feedback_names([g.submission.name for g in graded])):
+        folder = options.feedback_dir.resolve()
+        uploads = feedback_for(graded)
+        ours = tuple(p.name for p in options.files if p.resolve().parent == folder)   # the report...
+        for g, name in zip(uploads, feedback_names([g.submission.name for g in uploads], reserved=ours)):
             write_feedback(options.feedback_dir / name, feedback_text(g, plan))
+
+
+def feedback_for(graded: list[Graded]) -> list[Graded]:
+    """The submissions that get a feedback file: all but the LMS's pages of online text (no upload of the
+    student's: a feedback file would only puzzle them)."""
+    return [g for g in graded if g.submission.problem not in NOT_UPLOADS]
 
 
 def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
     """The summary on the terminal."""
     graded = outcome.graded
     say(stream, summary(graded, outcome.plan, seconds, options.settings.seed, outcome.note, outcome.copies))
-    if outcome.roster_problems:
-        say(stream, "Roster:\n" + "\n".join(f"  {line}" for line in outcome.roster_problems))
+    if outcome.roster:
+        say(stream, f"Roster: {outcome.roster}" + "".join(f"\n  {line}" for line in outcome.roster_problems))
     for book in outcome.gradebooks:
         say(stream, f"Wrote {book} for the LMS's grade import")
     if outcome.sandbox is not None:
@@ -441,7 +471,8 @@ def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
         say(stream, "Warning: graded without bubblewrap (--no-sandbox): the students' code could read "
                     "every file you can")
     say(stream, f"Wrote {options.out}, the lecturer's report {options.report}"
-                + (f" and {len(graded)} feedback files in {options.feedback_dir}" if options.feedback_dir else ""))
+                + (f" and {len(feedback_for(graded))} feedback files in {options.feedback_dir}"
+                   if options.feedback_dir else ""))
 
 
 def _read(found: Found, pool: ServerPool) -> Submission:
@@ -450,6 +481,10 @@ def _read(found: Found, pool: ServerPool) -> Submission:
         return Submission(found.path, found.name).refuse(INVALID, found.problem)
     if found.symlink:
         return Submission(found.path, found.name).refuse(SYMLINK, SYMLINK_MESSAGE)
+    if not found.notebook and (submitter := submitter_of(found.name)) and submitter.online_text:
+        return Submission(found.path, found.name).refuse(
+            ONLINE_TEXT, f"the {submitter.lms.capitalize()} page of what the student typed as online text, not a "
+                         "notebook: not graded (read it in the LMS)")
     if not found.notebook:
         suffix = "".join(found.path.suffixes[-2:]) or "no extension"
         return Submission(found.path, found.name).refuse(
@@ -488,13 +523,18 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the lecturer's report: private checks' diagnoses, copies, flags "
                              "(default: the CSV's name with .lecturer.txt)")
     parser.add_argument("--set", dest="set_id", help="the exercise set to grade (default: detected)")
-    parser.add_argument("--roster", type=Path, help="CSV of student_id,name,email[,submission]: whose file is "
-                                                    "which; the gradebook is then keyed by student id")
+    parser.add_argument("--roster", type=Path, help="whose file is which: Canvas's gradebook export, Moodle's "
+                                                    "grading worksheet, or a CSV of student_id,name[,email,"
+                                                    "submission]; the gradebook is then keyed by student id")
     parser.add_argument("--lms", action="append", default=[], choices=LMS,
                         help="also write the LMS's import CSV (canvas, moodle; may be given twice); needs --roster")
     parser.add_argument("--assignment", help="the assignment's name in the LMS (default: Exercise set chNN)")
     parser.add_argument("--assignment-id", default="", help="Canvas: the assignment's id (its column is then "
                                                             "'name (id)'; without one Canvas makes a new assignment)")
+    parser.add_argument("--ungraded-as", choices=UNGRADED_AS, default="empty",
+                        help="the grade of a hand-in that could not be graded (a PDF, a broken notebook, another "
+                             "set's), in grades.csv and the LMS files alike: empty (the default: you decide each) "
+                             "or 0 (an LMS then posts the zero)")
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S",
                         help="seconds of computing the student's code may use for one question (default 10)")
     parser.add_argument("--timeout-per-cell", type=float, default=None, metavar="S",
@@ -522,7 +562,7 @@ def options_from(args: argparse.Namespace) -> Options:
     return Options(tuple(args.submissions), args.out, feedback_dir=args.feedback_dir, extra_tests=args.extra_tests,
                    settings=settings, jobs=args.jobs, set_id=args.set_id, quiet=args.quiet,
                    lecturer_report=args.lecturer_report, roster=args.roster, lms=tuple(args.lms),
-                   assignment=args.assignment, assignment_id=args.assignment_id)
+                   assignment=args.assignment, assignment_id=args.assignment_id, ungraded_as=args.ungraded_as)
 
 
 def run_grade(args: argparse.Namespace) -> int:

@@ -17,7 +17,12 @@ SYMLINK = "symlink"                  # a symbolic link: never followed
 UNKNOWN_SET = "unknown-set"          # its exercise set cannot be told, or is not one of the course's
 WRONG_SET = "wrong-set"              # a notebook of another set than the run grades
 GRADER_ERROR = "grader-error"        # a fault of the grader's, on this file only
-PROBLEMS = (INVALID, EMPTY, NOT_NOTEBOOK, SYMLINK, UNKNOWN_SET, WRONG_SET, GRADER_ERROR)
+ONLINE_TEXT = "online-text"          # the LMS's page of a student's typed text or URL in a download (Moodle's
+                                     # ..._onlinetext/onlinetext.html, Canvas's ..._text.html), not an upload
+PROBLEMS = (INVALID, EMPTY, NOT_NOTEBOOK, SYMLINK, UNKNOWN_SET, WRONG_SET, GRADER_ERROR, ONLINE_TEXT)
+# Problems that are no failure of the run: files the LMS adds to a download. Each keeps its row, but is not
+# among the files that "could not be graded" and does not make the exit status 1.
+NOT_UPLOADS = (ONLINE_TEXT,)
 
 # Flags of a graded submission.
 TIMEOUT = "timeout"                  # a cell, a question or the whole notebook ran out of time

@@ -39,7 +39,8 @@ class Cell:
     code: str                    # what the kernel runs: IPython syntax translated, check(...) calls dropped
     defines: set[str] = field(default_factory=set)     # top-level names it binds
     checks: list[str] = field(default_factory=list)    # question ids of the check(...) calls dropped
-    fingerprint: str = ""        # of what its code does, comments and layout aside ("": it does nothing)
+    fingerprint: str = ""        # of what its code does, names, comments and layout aside ("": nothing)
+    size: int = 0                # of its syntax tree, in nodes (how much evidence of copying it can be)
 
     @property
     def label(self) -> str:
@@ -124,15 +125,16 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
     if not isinstance(cells, list):
         raise ValueError("the parser's answer is malformed")
     for number, item in enumerate(cells, start=1):
-        if not isinstance(item, list) or len(item) != 6:
+        if not isinstance(item, list) or len(item) != 7:
             raise ValueError("the parser's answer is malformed")
-        cell_id, source, code, defines, checks, print_ = item
+        cell_id, source, code, defines, checks, print_, size = item
         code = source if code is None else code
         if not (isinstance(cell_id, str) and isinstance(source, str) and isinstance(code, str)
-                and isinstance(defines, list) and isinstance(checks, list) and isinstance(print_, str)):
+                and isinstance(defines, list) and isinstance(checks, list) and isinstance(print_, str)
+                and type(size) is int):
             raise ValueError("the parser's answer is malformed")
         sub.cells.append(Cell(number, cell_id, source, code, {str(d) for d in defines}, [str(c) for c in checks],
-                              print_[:64]))
+                              print_[:64], max(0, size)))
     set_id, evidence = parsed.get("set_id"), parsed.get("set_evidence", "")
     sub.set_id = set_id if isinstance(set_id, str) and re.fullmatch(r"ch\d\d", set_id) else None
     sub.set_evidence = str(evidence)[:100] if sub.set_id else ""
@@ -142,7 +144,7 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
 def prepare_cell(number: int, cell_id: str, source: str) -> Cell:
     """A notebook cell as the kernel runs it (see ``worker.prepare_code``)."""
     code, defines, checks = prepare_code(source)
-    return Cell(number, cell_id, source, code, set(defines), checks, fingerprint(code))
+    return Cell(number, cell_id, source, code, set(defines), checks, *fingerprint(code))
 
 
 def _exercise_code_cells(set_id: str):
@@ -180,11 +182,21 @@ def exercise_imports(set_id: str) -> list[str]:
     return list(dict.fromkeys(modules))
 
 
+# How much code of their own two notebooks must share to be listed as copies, in syntax-tree nodes: a cell
+# below MIN_OWN_CELL (``x = 1``, a choice's letter, ``print(x)``) is no evidence and does not count (adding
+# one changes nothing); below MIN_EVIDENCE in all, a notebook is never listed. One line such as
+# ``return 2 * np.pi * base ** (2 * i / d_model)`` is about 25 nodes, ch01's answers together about 260.
+MIN_OWN_CELL = 8
+MIN_EVIDENCE = 80
+
+
 def set_digest(sub: Submission, template: set[str]) -> str:
-    """A fingerprint of the program the notebook runs: what every code cell does, in order, handed-out
-    cells included (so answers copied with the stubs run again after them are another program), comments,
-    blank lines and layout aside; "" when the student wrote nothing of their own."""
-    cells = [c.fingerprint for c in sub.cells if c.fingerprint]
-    if not any(c not in template for c in cells):
+    """A fingerprint of the code a student wrote, as a copier would disguise it: the multiset of the
+    fingerprints of the cells that are not handed-out cells (names, comments and layout aside:
+    ``worker.fingerprint``), so that cells moved around, handed-out cells deleted or run again, and cells
+    too small to be evidence added change nothing. "" when the student's own code is too small to tell a
+    copy from two students writing the obvious line."""
+    own = [c for c in sub.cells if c.fingerprint and c.fingerprint not in template and c.size >= MIN_OWN_CELL]
+    if sum(c.size for c in own) < MIN_EVIDENCE:
         return ""
-    return hashlib.sha256("\n".join(cells).encode()).hexdigest()
+    return hashlib.sha256("\n".join(sorted(c.fingerprint for c in own)).encode()).hexdigest()

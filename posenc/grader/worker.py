@@ -23,6 +23,7 @@ Frames on the kernel's socket are an 8-byte big-endian length and a UTF-8 JSON b
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib
 import io
 import hashlib
@@ -533,8 +534,8 @@ CHECKER_CALL = re.compile(r"checker\(\s*['\"](ch\d\d)['\"]\s*\)")
 
 def parse_notebook(raw: bytes, filename: str) -> dict:
     """Parse a notebook's bytes into plain data: ``{"problem", "message"}`` when it is not gradable,
-    else ``{"cells": [[id, source, code (None: the source), defines, checks, fingerprint], ...], "set_id",
-    "set_evidence"}``."""
+    else ``{"cells": [[id, source, code (None: the source), defines, checks, fingerprint, size], ...],
+    "set_id", "set_evidence"}``."""
     def bad(problem: str, message: str) -> dict:
         return {"problem": problem, "message": message}
 
@@ -577,7 +578,7 @@ def parse_notebook(raw: bytes, filename: str) -> dict:
     prepared = [(cell_id, source, *prepare_code(source)) for cell_id, source in cells]
     # (the code is sent only where it differs from the source: the reply carries each cell once)
     return {"problem": None, "cells": [[cell_id, source, None if code == source else code, defines, checks,
-                                        fingerprint(code)] for cell_id, source, code, defines, checks in prepared],
+                                        *fingerprint(code)] for cell_id, source, code, defines, checks in prepared],
             "set_id": set_id, "set_evidence": evidence}
 
 
@@ -633,25 +634,86 @@ def prepare_code(source: str) -> tuple[str, list[str], list[str]]:
     return (_without(python, dropped) if dropped else python), sorted(defines), checks
 
 
-def fingerprint(code: str) -> str:
-    """What a cell's code does, without its comments, blank lines and layout: a hash of its syntax tree
-    (of its stripped lines when it cannot be parsed); "" for a cell that does nothing (empty, ``pass``).
-    Two notebooks that differ by an added comment or blank line have the same fingerprints."""
+def fingerprint(code: str) -> tuple[str, int]:
+    """What a cell's code does, whatever its names, comments and layout: (a hash of its normalised syntax
+    tree, the tree's size in nodes); ("", 0) for a cell that does nothing (empty, ``pass``, ``...``, a lone
+    string). Normalised: every name the student chose (variables, arguments, functions, aliases) becomes its
+    rank of first appearance in the cell, and statements that do nothing go; builtins, attributes, keywords
+    of a call and constants stay. So renaming a variable, adding a comment, a docstring or blank lines
+    leaves a cell's fingerprint as it was. A cell that cannot be parsed is hashed on its stripped lines."""
     try:
         tree = ast.parse(code) if len(code) <= MAX_PARSED_CELL else None
-    except Exception:        # a syntax error, or too deep to parse
+        if tree is not None:
+            tree = _Canonical().visit(_WithoutNoOps().visit(tree))
+            if not tree.body:
+                return "", 0
+            text, size = ast.dump(tree), sum(not isinstance(n, ast.expr_context) for n in ast.walk(tree)) - 1
+    except Exception:        # a syntax error, or too deep to parse or to walk
         tree = None
-    if tree is not None:
-        body = [node for node in tree.body if not isinstance(node, ast.Pass)]
-        if not body:
-            return ""
-        text = ast.dump(ast.Module(body=body, type_ignores=[]))
-    else:
+    if tree is None:
         lines = [line.split("#", 1)[0].strip() for line in code.splitlines()]
         text = "\n".join(line for line in lines if line)
         if not text:
-            return ""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            return "", 0
+        size = len(text.split())
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32], size
+
+
+class _WithoutNoOps(ast.NodeTransformer):
+    """Statements that do nothing removed: ``pass``, a lone constant (a docstring, ``...``, ``None``)."""
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                kept = [s for s in statements if not _does_nothing(s)]
+                setattr(node, name, kept if kept or isinstance(node, ast.Module) else [ast.Pass()])
+        return node
+
+
+def _does_nothing(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Pass) or (isinstance(statement, ast.Expr)
+                                               and isinstance(statement.value, ast.Constant))
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+class _Canonical(ast.NodeTransformer):
+    """Each name the code binds or uses (not a builtin) replaced by its rank of first appearance."""
+
+    def __init__(self):
+        self.names: dict[str, str] = {}
+
+    def rank(self, name: str | None) -> str | None:
+        if name is None or name in _BUILTIN_NAMES:
+            return name
+        return self.names.setdefault(name, f"_{len(self.names)}")
+
+    def visit_Name(self, node):
+        node.id = self.rank(node.id)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self.rank(node.arg)
+        return self.generic_visit(node)
+
+    def visit_alias(self, node):
+        node.asname = self.rank(node.asname)
+        return node
+
+    def _named(self, node):
+        node.name = self.rank(node.name)
+        return self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_ExceptHandler = _named
+
+    def _names(self, node):
+        node.names = [self.rank(name) for name in node.names]
+        return node
+
+    visit_Global = visit_Nonlocal = _names
 
 
 def _without(python: str, statements: list[ast.stmt]) -> str:
