@@ -96,8 +96,9 @@ import numpy as np
 def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     omega = base ** (-2 * np.arange(d // 2) / d)
     pair = lambda turns: d * math.log(train_length / (turns * 2 * math.pi)) / (2 * math.log(base))
-    low, high = max(math.floor(pair(beta)), 0), min(math.ceil(pair(alpha)), d // 2 - 1)
-    ramp = np.clip((np.arange(d // 2) - low) / max(high - low, 0.001), 0, 1)
+    low, high = max(math.floor(pair(beta)), 0), min(math.ceil(pair(alpha)), d - 1)
+    high = high + 0.001 if high == low else high
+    ramp = np.clip((np.arange(d // 2) - low) / (high - low), 0, 1)
     return omega / scale * ramp + omega * (1 - ramp), (0.1 * math.log(scale) + 1) ** 2
 """, "a ramp linear in the pair index"),
         "log2 temperature": (yarn(logit="float((0.1 * np.log2(scale) + 1) ** 2)"), "not log2"),

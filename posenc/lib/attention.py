@@ -200,12 +200,13 @@ class RotaryPosition(AttentionPosition):
         return self.extend("none")
 
     def extend(self, method: str, scale: float = 1.0, train_length: int | None = None, alpha: float = 1.0,
-               beta: float = 32.0) -> "RotaryPosition":
+               beta: float = 32.0, ramp: str = "paper") -> "RotaryPosition":
         """Switch a context extension on: "pi", "ntk", "yarn" (or "none"), for the scale factor s = L' / L.
 
-        See ``posenc.lib.extension.extension_settings``; YaRN also needs the training length L.
+        See ``posenc.lib.extension.extension_settings``; YaRN also needs the training length L, and takes
+        the paper's ramp or, with ``ramp="code"``, that of the authors' code.
         """
-        settings = extension_settings(method, scale, self.d_rot, self.base, train_length, alpha, beta)
+        settings = extension_settings(method, scale, self.d_rot, self.base, train_length, alpha, beta, ramp)
         self.extension, self.scale = method, float(scale)
         self.position_scale, self.logit_scale = settings["position_scale"], settings["logit_scale"]
         self.omega = settings["omega"].to(self.omega.device)

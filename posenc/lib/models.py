@@ -302,15 +302,16 @@ def _rotary(model: TinyTransformer) -> RotaryPosition:
 
 
 def extended_copy(model: TinyTransformer, method: str, scale: float, train_length: int | None = None,
-                  alpha: float = 1.0, beta: float = 32.0) -> TinyTransformer:
+                  alpha: float = 1.0, beta: float = 32.0, ramp: str = "paper") -> TinyTransformer:
     """A copy of a rotary model with a context extension switched on ("pi", "ntk", "yarn" or "none").
 
     The weights are copied unchanged: evaluate the copy as it is (no retraining), or fine-tune it with
-    ``train``. The original model is left alone. See ``RotaryPosition.extend``.
+    ``train``. The original model is left alone. See ``RotaryPosition.extend`` (YaRN's ``ramp``: "paper"
+    or "code").
     """
     _rotary(model)
     clone = copy.deepcopy(model)
-    clone.position.extend(method, scale, train_length, alpha, beta)
+    clone.position.extend(method, scale, train_length, alpha, beta, ramp)
     return clone
 
 

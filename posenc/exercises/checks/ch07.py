@@ -20,7 +20,7 @@ from posenc.exercises.framework import (
 )
 from posenc.experiments.ch07 import far_bin, seed_spread
 from posenc.experiments.results import RESULTS_DIR, load_results
-from posenc.lib.extension import interpolated_positions, ntk_base, yarn_frequencies, yarn_logit_scale
+from posenc.lib.extension import interpolated_positions, ntk_base, yarn_code_ramp, yarn_frequencies, yarn_logit_scale
 from posenc.lib.rotary import rotary_frequencies
 
 # ---------------------------------------------------------------------------------------------------
@@ -127,16 +127,12 @@ def _yarn_probes(seed):
     return probes
 
 
-def _pair_index_ramp(d, train_length, base, alpha, beta, rounded):
-    """gamma linear in the pair index i between the pairs where r = beta and r = alpha (YaRN's reference code,
-    ``find_correction_range`` and ``linear_ramp_mask``, rounds those pairs down and up)."""
+def _pair_index_ramp(d, train_length, base, alpha, beta):
+    """1 - gamma, linear in the pair index i between the pairs where r = beta and r = alpha, unrounded (YaRN's
+    reference code rounds them: ``posenc.lib.extension.yarn_code_ramp``)."""
     def pair_of(turns):
         return d * math.log(train_length / (turns * 2 * math.pi)) / (2 * math.log(base))
     low, high = pair_of(beta), pair_of(alpha)
-    if rounded:
-        low, high = max(math.floor(low), 0), min(math.ceil(high), d // 2 - 1)
-    if high == low:
-        high += 0.001
     return np.clip((np.arange(d // 2) - low) / (high - low), 0, 1)
 
 
@@ -148,8 +144,10 @@ def _yarn_variant(turns="right", mix="right", speed="slow", temperature="right",
              "wavelength": 2 * np.pi / (omega * train_length),      # lambda / L instead of L / lambda
              "no 2 pi": train_length * omega}[turns]
         gamma = np.clip((r - alpha) / (beta - alpha), 0, 1)
-        if ramp != "turns":           # 1 - (ramp in the pair index): the fast pairs (small i) keep omega
-            gamma = 1 - _pair_index_ramp(d, train_length, base, alpha, beta, ramp == "pair index, rounded")
+        if ramp == "pair index":      # 1 - (ramp in the pair index): the fast pairs (small i) keep omega
+            gamma = 1 - _pair_index_ramp(d, train_length, base, alpha, beta)
+        elif ramp == "pair index, rounded":
+            gamma = yarn_code_ramp(d, train_length, base, alpha, beta).numpy()
         moved = omega / scale if speed == "slow" else omega * scale
         if mix == "reversed":
             gamma = 1 - gamma
