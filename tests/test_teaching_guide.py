@@ -148,7 +148,7 @@ def _entry(tmp_path, monkeypatch, text):
 
 def test_a_good_entry_loads(tmp_path, monkeypatch):
     entry = _entry(tmp_path, monkeypatch, GOOD + QUESTION * 3)
-    assert entry.minutes == 50 and [s.first for s in entry.plan if s.kind == "slides"] == [1, 13, 18]
+    assert entry.minutes == 50 and [s.first for s in entry.plan if s.kind == "slides"] == [1, 14, 20]
 
 
 @pytest.mark.parametrize("change, words", [
