@@ -23,7 +23,7 @@ SESSIONS = {
     "review": "Review: the module's exam questions (this guide) as practice, in pairs, then together",
 }
 # Chapters being written, which a plan may already give a week: left out while the toc has no such chapter.
-FORTHCOMING = ("ch09",)
+FORTHCOMING: tuple[str, ...] = ()
 
 
 @dataclass
