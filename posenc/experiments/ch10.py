@@ -194,8 +194,8 @@ def directions(runs, config: GridExperiment) -> dict[str, bool]:
         "axial rotary loses accuracy on the larger grids": all(
             clearly_apart(acc("axial_rope", trained), acc("axial_rope", g)) for g in LARGER),
         "axial rotary beats raster order at 9 x 9": clearly_apart(acc("axial_rope", (9, 9)), acc("raster_rope", (9, 9))),
-        "mixed rotary started axial beats fixed axial rotary at 9 x 9": clearly_apart(acc("axial_rope_learned", (9, 9)),
-                                                                           acc("axial_rope", (9, 9))),
+        "mixed rotary started axial beats fixed axial rotary at 9 x 9": clearly_apart(
+            acc("axial_rope_learned", (9, 9)), acc("axial_rope", (9, 9))),
         "the resized learned table loses accuracy on every other grid": all(
             clearly_apart(acc("learned_2d", trained), acc("learned_2d", g)) for g in others),
         "the resized learned table reads the wider grid better than the 9 x 9 grid": clearly_apart(
