@@ -124,7 +124,7 @@ def test_published_numbers_live_in_one_module():
 
 
 def test_every_sweep_is_registered_with_its_class():
-    assert list(registry.SWEEPS) == ["ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10"]
+    assert list(registry.SWEEPS) == ["ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10"]
     for name in registry.SWEEPS:
         cls = registry.experiment_class(name)
         assert issubclass(cls, ex.Experiment) and cls.__module__ == f"posenc.experiments.{name}"
@@ -132,6 +132,7 @@ def test_every_sweep_is_registered_with_its_class():
         registry.experiment_class("ch99")
     assert registry.replication_seeds("ch07") == (100, 101, 102, 103, 104)
     assert registry.replication_seeds("ch08") == (100, 101, 102)
+    assert registry.replication_seeds("ch09") == (100, 101, 102)
     assert registry.replication_seeds("ch10") == (100, 101, 102, 103, 104)     # its replication_size, not its 10
 
 
@@ -139,7 +140,7 @@ def test_make_experiments_loops_over_the_registry(capsys):
     assert main(["list"]) == 0
     assert capsys.readouterr().out.split() == list(registry.SWEEPS)
     assert main(["list", "--replicated"]) == 0
-    assert capsys.readouterr().out.split() == ["ch07", "ch08", "ch10"]
+    assert capsys.readouterr().out.split() == ["ch07", "ch08", "ch09", "ch10"]
     makefile = (ROOT / "Makefile").read_text()
     target = makefile[makefile.index("\nexperiments:"):].split("\n\n")[0]
     assert "posenc.experiments list" in target and "ch0" not in target

@@ -161,7 +161,7 @@ class TinyTransformer(nn.Module):
     def attention_input(self, tokens: torch.Tensor, layer: int = 0, positions=None):
         """What one layer's attention reads: ``(self_attn, x, context, layer)`` with x = LN(input of the
         layer), so that ``self_attn.logits(x, context, layer)`` are its logits (``attention_logits``) and
-        ``self_attn.project(x, context)`` its queries, keys and values."""
+        ``self_attn.project(x, context, layer)`` its queries, keys and values."""
         if not -len(self.encoder.layers) <= layer < len(self.encoder.layers):
             raise ValueError(f"layer must be in 0..{len(self.encoder.layers) - 1}, got {layer}")
         layer = layer % len(self.encoder.layers)

@@ -32,7 +32,7 @@ TOPICS = {
     "ch10": "position in two and three dimensions",
 }
 # Chapters being written, which a plan may already give a week: left out while the toc has no such chapter.
-FORTHCOMING = ("ch09",)
+FORTHCOMING: tuple[str, ...] = ()
 
 
 @dataclass
