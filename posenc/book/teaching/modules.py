@@ -18,8 +18,8 @@ from posenc.book.teaching.entry import LECTURE_MINUTES
 from posenc.book.teaching.estimates import (duration, exercise_minutes, parts, reading_minutes, runs, table_cell,
                                             title)
 
-__all__ = ["FORTHCOMING", "MODULE_PLANS", "SESSIONS", "TOPICS", "ModulePlan", "module_plan_lead", "module_plan_markdown",
-           "module_problems"]
+__all__ = ["FORTHCOMING", "MODULE_PLANS", "SESSIONS", "TOPICS", "ModulePlan", "module_plan_lead",
+           "module_plan_markdown", "module_problems"]
 
 # Sessions other than a chapter's lecture that a week may hold, and what the table says of them.
 SESSIONS = {
