@@ -474,3 +474,21 @@ def test_a_shortened_line_ends_after_a_whole_word():
     assert len(short) <= 100 and short.endswith("\u2026") and text.startswith(short[:-1])
     assert text[len(short) - 1] == " "                         # the cut falls between two words
     assert one_line("short enough", 100) == "short enough"
+
+
+FORMAT_BITS = '''
+import numpy as np
+def binary_encoding(n_positions, n_bits):
+    rows = [[int(ch) for ch in format(p, f"0{n_bits}b")[::-1]] for p in range(n_positions)]
+    return np.array(rows, dtype=int).reshape(n_positions, n_bits)
+'''
+
+
+def test_an_answer_broken_on_one_kind_of_input_gets_the_same_grade_on_every_seed():
+    """The fixed inputs cover every kind the seed's draws can produce (here more positions than 2**n_bits),
+    so the seed never decides a grade: the same notebook gets the same points in every run and route."""
+    namespace: dict = {}
+    exec(FORMAT_BITS, namespace)
+    question = load_set("ch01").question("q3")
+    verdicts = {question.grade(namespace, seed=seed).points for seed in range(40)}
+    assert verdicts == {0}
