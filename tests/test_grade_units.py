@@ -492,3 +492,14 @@ def test_an_answer_broken_on_one_kind_of_input_gets_the_same_grade_on_every_seed
     question = load_set("ch01").question("q3")
     verdicts = {question.grade(namespace, seed=seed).points for seed in range(40)}
     assert verdicts == {0}
+
+
+def test_without_seed_the_command_and_a_bundle_use_the_set_s_one_seed(tmp_path):
+    """No --seed: the set's own seed, the same in every run and as a Gradescope bundle's default."""
+    from posenc.grader.cli import options_from, parser, plan_run
+    from posenc.grader.session import default_seed
+
+    options = options_from(parser().parse_args(["grade", str(tmp_path), "--set", "ch01", "--out", str(tmp_path / "g.csv")]))
+    plan_run([], [], options)
+    assert options.settings.seed == default_seed("ch01") != 0
+    assert default_seed("ch01") != default_seed("ch02")

@@ -23,6 +23,7 @@ import pytest
 from posenc.exercises import load_set
 from posenc.grader import gradescope
 from posenc.grader.sandbox import NOBODY, package_dir
+from posenc.grader.session import default_seed
 from tests.conftest import ROOT
 from tests.submissions import corpus_module, require_bwrap
 
@@ -154,6 +155,7 @@ def test_the_bundle_holds_what_gradescope_needs_and_nothing_else(bundle):
     assert not any(n.startswith(("solutions/", "tests/")) or "/solutions/" in n for n in inside)
     config = json.loads((bundle["source"] / "posenc_autograder.json").read_text())
     assert config["set"] == "ch01" and config["private"] == ["p1"] and config["private_visibility"] == "after_due_date"
+    assert config["settings"]["seed"] == default_seed("ch01")     # one seed for every submission: `grade`'s default
 
 
 def test_setup_installs_what_a_notebook_may_import_pinned_and_cpu_torch_whatever_the_set(bundle):
@@ -481,7 +483,7 @@ def test_one_set_of_notebooks_gets_one_grade_inline_locally_and_in_the_bundle(bu
 
     out = tmp_path / "grades.csv"
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main([str(folder), "--out", str(out), "--extra-tests", str(bundle["top"] / "private"), "--seed", "7",
+        assert main([str(folder), "--out", str(out), "--extra-tests", str(bundle["top"] / "private"),
                      "--set", "ch01", "--jobs", "2", "--timeout-per-question", "5", "--no-sandbox"]) == 0
     with open(out, newline="", encoding="utf-8-sig") as handle:
         local = {row["file"]: row for row in csv.DictReader(handle)}

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
 import signal
 import sys
 import threading
@@ -47,7 +46,7 @@ from posenc.grader.report import (
 )
 from posenc.grader.sandbox import SandboxError, find_bwrap
 from posenc.grader.session import (
-    Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
+    Graded, Plan, ServerPool, Settings, UsageError, default_seed, grade_submission, load_extra_tests,
 )
 from posenc.grader.status import (
     GRADER_ERROR, INVALID, NOT_NOTEBOOK, NOT_UPLOADS, ONLINE_TEXT, SYMLINK, UNKNOWN_SET, WRONG_SET,
@@ -401,6 +400,8 @@ def plan_run(subs: list[Submission], extras: list, options: Options) -> tuple[Pl
         raise UsageError(refusal)
     chosen, note = choose_set(subs, options.set_id)
     mark_problems(subs, chosen, forced=bool(options.set_id))
+    if options.settings.seed is None:
+        options.settings.seed = default_seed(chosen or "")
     if chosen is None:
         return None, note
     plan = Plan.make(chosen, extras)
@@ -550,7 +551,8 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                              "only the limits, Landlock and seccomp apply)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="submissions graded at the same time (default: the number of cores)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the grader's inputs (default: random)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the inputs the grader draws besides its fixed ones (default: one per "
+                             "set, the same as a Gradescope bundle's default)")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
 
 
@@ -558,7 +560,7 @@ def options_from(args: argparse.Namespace) -> Options:
     settings = Settings(timeout_per_question=args.timeout_per_question, timeout_per_cell=args.timeout_per_cell,
                         timeout_per_notebook=args.timeout_per_notebook,
                         limits=Limits(memory_mb=args.memory_mb, disk_mb=args.disk_mb, sandbox=not args.no_sandbox),
-                        seed=args.seed if args.seed is not None else secrets.randbelow(2**31))
+                        seed=args.seed)
     return Options(tuple(args.submissions), args.out, feedback_dir=args.feedback_dir, extra_tests=args.extra_tests,
                    settings=settings, jobs=args.jobs, set_id=args.set_id, quiet=args.quiet,
                    lecturer_report=args.lecturer_report, roster=args.roster, lms=tuple(args.lms),

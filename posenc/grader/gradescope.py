@@ -57,7 +57,9 @@ from posenc.exercises import SET_IDS, load_set
 from posenc.grader.kernel import Limits
 from posenc.grader.report import UNJUDGED, lecturer_report_text, one_line
 from posenc.grader.sandbox import NOBODY, SandboxError, find_bwrap, package_dir
-from posenc.grader.session import Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests
+from posenc.grader.session import (
+    Graded, Plan, ServerPool, Settings, UsageError, default_seed, grade_submission, load_extra_tests,
+)
 from posenc.grader.submission import EMPTY, INVALID, Submission, read_submission
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -163,10 +165,11 @@ def build_bundle(set_id: str, out: Path, extra_tests: Path | None = None, settin
         raise UsageError("the bundle is built from a clone of the course (pyproject.toml, constraints.txt)")
     extras = load_extra_tests(extra_tests) if extra_tests else []
     plan = Plan.make(set_id, extras)          # private checks that do not fit stop here, as in a run
-    plan.check_private(0)
+    settings = {"seed": default_seed(set_id), **(settings or {})}
+    plan.check_private(settings["seed"])
     requirements = runtime_requirements(checkout)
     config = {"set": set_id, "title": load_set(set_id).title, "private_visibility": private_visibility,
-              "settings": settings or {}, "private": [q.qid for q in plan.questions if q.private]}
+              "settings": settings, "private": [q.qid for q in plan.questions if q.private]}
     with tempfile.TemporaryDirectory() as scratch:
         wheel = wheel or build_wheel(checkout, Path(scratch))
         files: dict[str, bytes] = {
@@ -293,7 +296,7 @@ def run(root: Path) -> int:
     settings = Settings(timeout_per_question=float(options.get("timeout_per_question", 10.0)),
                         timeout_per_notebook=float(options.get("timeout_per_notebook", 300.0)),
                         limits=Limits(memory_mb=float(options.get("memory_mb", 1024))),
-                        seed=int.from_bytes(os.urandom(4), "big") % 2**31)
+                        seed=int(options.get("seed", default_seed(set_id))))
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
     pool, confinement, graded, reasons = None, "", None, []
@@ -378,20 +381,25 @@ def add_bundle_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S")
     parser.add_argument("--timeout-per-notebook", type=float, default=300.0, metavar="S")
     parser.add_argument("--memory-mb", type=float, default=1024, metavar="M")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the inputs the grader draws besides its fixed ones, kept in the bundle for "
+                             "every submission (default: the set's, the same as `grade`'s default)")
 
 
 def run_bundle(args: argparse.Namespace) -> int:
     """``python -m posenc.grader gradescope chNN``: write the bundle."""
     out = args.out or Path(f"autograder_{args.set_id}.zip")
+    seed = args.seed if args.seed is not None else default_seed(args.set_id) if args.set_id in SET_IDS else 0
     try:
         names = build_bundle(args.set_id, out, args.extra_tests, private_visibility=args.private_visibility,
                              settings={"timeout_per_question": args.timeout_per_question,
                                        "timeout_per_notebook": args.timeout_per_notebook,
-                                       "memory_mb": args.memory_mb})
+                                       "memory_mb": args.memory_mb, "seed": seed})
     except (UsageError, subprocess.CalledProcessError) as exc:
         print(f"error: {one_line(exc, 2000)}", file=sys.stderr)
         return 2
-    print(f"Wrote {out} ({out.stat().st_size / 2**20:.1f} MB: {', '.join(names)}). On Gradescope: a "
+    print(f"Wrote {out} ({out.stat().st_size / 2**20:.1f} MB: {', '.join(names)}), seed {seed} for every "
+          f"submission (`grade --seed {seed}` grades as this bundle does). On Gradescope: a "
           "Programming Assignment, Configure Autograder, Zip file upload, base image Ubuntu 22.04.")
     return 0
 
