@@ -502,3 +502,19 @@ def test_write_canvas_marks_its_bytes_for_excel(tmp_path):
     matching = match(students, [])
     write_canvas(tmp_path / "c.csv", matching, Plan.make("ch01"), "A", "7")
     assert (tmp_path / "c.csv").read_bytes().startswith(codecs.BOM_UTF8)
+
+
+def test_a_canvas_name_ending_in_a_classmate_s_id_gives_the_file_to_none(tmp_path):
+    """Bob (2099) sets his sortable name to "Stone, Bob_2001": Canvas keeps the "_2001", so his download
+    reads stonebob_2001_2099_81234_...: it is claimed by Ada (2001) and Bob, given to none and reported, as
+    a dashed name is; Ada's own file stays hers, and a file name starting with a number changes nothing."""
+    students = roster_of(tmp_path, "student_id,name\n2001,Ada\n2099,Bob\n")
+    ada, spoof = "lovelaceada_2001_80001_ch01_sinusoids.ipynb", "stonebob_2001_2099_81234_ch01_sinusoids.ipynb"
+    for files in ([ada, spoof], [spoof]):                   # with and without Ada's own hand-in
+        matching = match(students, graded(*files))
+        assert [g.submission.name for g in students[0].files] == files[:-1] and students[1].files == []
+        assert any(f"{spoof} is claimed by several students (2001, 2099): given to none" in line
+                   for line in matching.problems()), matching.problems()
+    numbered = "lovelaceada_2001_80001_2024_ch01.ipynb"
+    match(students, graded(numbered))
+    assert [g.submission.name for g in students[0].files] == [numbered]

@@ -371,6 +371,12 @@ def _assign(key: tuple, files: list[Graded], by_id: dict[str, Student], patterne
     """The owner of one submitter's files (or of one file the LMS did not name)."""
     submitter = submitter_of(files[0].submission.name) if key[0] != "file" else None
     owner = by_id.get(submitter.lms_id) if submitter else None
+    if submitter is not None and submitter.other_ids:      # "stonebob_2001_2099_81234_ch01.ipynb"
+        on_roster = [by_id[i] for i in dict.fromkeys(submitter.candidate_ids) if i in by_id]
+        if len(on_roster) > 1:
+            matching.ambiguous += [(g, on_roster) for g in files]
+            return
+        owner = on_roster[0] if on_roster else None
     claims = [s for s in patterned if key in named[s.student_id]
               and (key[0] == "file" or sum(k[0] != "file" for k in named[s.student_id]) == 1)]
     if owner is not None:
