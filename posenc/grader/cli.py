@@ -38,7 +38,7 @@ from posenc.exercises import SET_IDS
 from posenc.grader.kernel import Limits
 from posenc.grader.downloads import submitter_of
 from posenc.grader.lms import (
-    LMS, UNGRADED_AS, Roster, match, read_roster, require_emails, students_by_file, write_canvas, write_moodle,
+    LMS, UNGRADED_AS, Roster, check_roster_kind, match, maximum_problem, read_roster, require_emails, students_by_file, write_canvas, write_moodle,
 )
 from posenc.grader.report import (
     COPIES, Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
@@ -311,12 +311,13 @@ class Outcome:
     copies: list[list[str]] = field(default_factory=list)
     matching: object = None          # lms.Matching, with a roster
     roster: str = ""                 # what the roster was read as
+    maximum: str = ""                # the LMS's maximum differs from the set's total
     sandbox: list[str] | None = None
     gradebooks: list[Path] = field(default_factory=list)
 
     @property
     def roster_problems(self) -> list[str]:
-        return self.matching.problems() if self.matching else []
+        return ([self.maximum] if self.maximum else []) + (self.matching.problems() if self.matching else [])
 
     @property
     def exit_status(self) -> int:
@@ -339,12 +340,17 @@ def grade(options: Options, stream=None) -> int:
     try:
         options.check()
         roster = read_roster(options.roster) if options.roster is not None else None
+        if roster is not None:
+            check_roster_kind(roster, options.lms)
         if roster is not None and "moodle" in options.lms:
             require_emails(roster)
         files = find_files(options)
         extras = load_extra_tests(options.extra_tests) if options.extra_tests else []
         outcome = grade_all(files, extras, options, stream)
         compare(outcome, roster)
+        if roster is not None:
+            outcome.maximum = maximum_problem(roster, outcome.plan, assignment_title(options, outcome.plan),
+                                              options.assignment_id)
     except (UsageError, SandboxError) as exc:
         say(sys.stderr, f"error: {terminal_text(str(exc))}")
         return 2
@@ -436,7 +442,7 @@ def write_results(outcome: Outcome, options: Options) -> None:
     write_csv(options.out, plan, graded, options.settings.seed, students_by_file(matching) if matching else None,
               options.ungraded_as)
     write_lecturer_report(options.report, plan, graded, outcome.copies, outcome.note, outcome.roster_problems)
-    title = options.assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
+    title = assignment_title(options, plan)
     for name in dict.fromkeys(options.lms):
         outcome.gradebooks.append(options.gradebook(name))
         if name == "canvas":
@@ -450,6 +456,11 @@ def write_results(outcome: Outcome, options: Options) -> None:
         ours = tuple(p.name for p in options.files if p.resolve().parent == folder)   # the report...
         for g, name in zip(uploads, feedback_names([g.submission.name for g in uploads], reserved=ours)):
             write_feedback(options.feedback_dir / name, feedback_text(g, plan))
+
+
+def assignment_title(options: Options, plan: Plan | None) -> str:
+    """The assignment's name in the LMS files: --assignment, else "Exercise set chNN"."""
+    return options.assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
 
 
 def feedback_for(graded: list[Graded]) -> list[Graded]:
