@@ -503,3 +503,19 @@ def test_without_seed_the_command_and_a_bundle_use_the_set_s_one_seed(tmp_path):
     plan_run([], [], options)
     assert options.settings.seed == default_seed("ch01") != 0
     assert default_seed("ch01") != default_seed("ch02")
+
+
+def test_a_partial_or_a_bound_method_of_the_course_s_function_is_seen_as_the_course_s():
+    import functools
+
+    import posenc.lib.encoding as course
+    from posenc.grader.worker import _unwrapped
+
+    class Holder:
+        def sinusoidal_encoding(self, n, d):
+            return course.sinusoidal_encoding(n, d)
+
+    assert _unwrapped(functools.partial(course.sinusoidal_encoding)) is course.sinusoidal_encoding
+    assert _unwrapped(functools.partial(functools.partial(course.sinusoidal_encoding), 4)) is course.sinusoidal_encoding
+    assert _unwrapped(functools.wraps(course.sinusoidal_encoding)(lambda *a: 0)) is course.sinusoidal_encoding
+    assert _unwrapped(Holder().sinusoidal_encoding) is Holder.sinusoidal_encoding     # then read as a wrapper
