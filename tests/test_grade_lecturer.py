@@ -360,3 +360,20 @@ def test_no_upload_s_name_overwrites_what_the_run_writes(tmp_path, upload):
     assert report.read_text(encoding="utf-8").startswith("Lecturer's report")
     feedback = [p for p in out.iterdir() if p.read_text(encoding="utf-8").startswith("Feedback on")]
     assert len(feedback) == 1 and feedback[0] != report, sorted(p.name for p in out.iterdir())
+
+
+def test_a_hand_in_that_is_the_course_s_solution_is_said_to_the_lecturer_only(tmp_path):
+    """A lone student who hands in the published solution (renamed, one comment added) is no copy of a
+    classmate's, but the row and the lecturer's report say so; the student's feedback does not."""
+    notebook = json.loads((ROOT / "solutions" / "ch01_sinusoids.ipynb").read_text())
+    code = next(c for c in notebook["cells"] if c["cell_type"] == "code" and "def " in "".join(c["source"]))
+    code["source"] = "# my own work\n" + "".join(code["source"])
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "ch01_ada.ipynb").write_text(json.dumps(notebook))
+    status, printed, _ = run_main([str(tmp_path / "in"), "--out", str(tmp_path / "g.csv"), "--feedback-dir",
+                                   str(tmp_path / "fb"), "--no-sandbox", "--jobs", "1"])
+    with open(tmp_path / "g.csv", newline="", encoding="utf-8-sig") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["file"] == "ch01_ada.ipynb")
+    assert "published solution" in row["message"] and "published solution" in printed
+    assert "published solution" in (tmp_path / "g.lecturer.txt").read_text()
+    assert "solution" not in (tmp_path / "fb" / "ch01_ada.txt").read_text()

@@ -127,7 +127,9 @@ def validate(data: dict) -> None:
     for test in tests:
         assert set(test) <= TEST_FIELDS, set(test) - TEST_FIELDS
         assert isinstance(test["score"], (int, float)) and isinstance(test["max_score"], (int, float))
-        assert 0 <= test["score"] <= test["max_score"] and test["max_score"] > 0
+        instructor = test["name"] == gradescope.INSTRUCTOR_NOTE
+        assert not instructor or (test["visibility"] == "hidden" and test["max_score"] == 0)
+        assert 0 <= test["score"] <= test["max_score"] and (test["max_score"] > 0 or instructor)
         assert test["status"] == ("passed" if test["score"] == test["max_score"] else "failed")
         assert test["visibility"] in gradescope.VISIBILITIES
         assert isinstance(test["name"], str) and isinstance(test["output"], str)
@@ -197,6 +199,7 @@ def runs(bundle):
         "empty": {"answers.pdf": b"%PDF-1.4\n"},
         "wrong_set": {"ch02.ipynb": (CORPUS / "ch02_relative_shift_wendy.ipynb").read_bytes()},
         "hostile": {"ch01_hal.ipynb": json.dumps(hostile).encode()},
+        "course_code": {"ch01_walt.ipynb": (CORPUS / "ch01_course_code_walt.ipynb").read_bytes()},
     }
     return {name: run_autograder(bundle, name, files) for name, files in cases.items()}
 
@@ -212,6 +215,21 @@ def test_a_correct_submission_gets_full_marks(runs):
     assert "12/12 (100%)" in results["output"] and "check 1:" not in results["output"]   # the course questions only
     assert results["extra_data"]["confinement"] == "bubblewrap" and results["extra_data"]["graded"] is True
     assert "Kernels confined by bubblewrap" in printed and str(package_dir()) not in printed   # the bundle's package
+
+
+def test_the_instructor_sees_course_code_and_the_published_solution_on_gradescope(runs):
+    """What Gradescope's score does not show and the lecturer must decide on: in extra_data and in a hidden
+    test (instructors see it on the submission, students never), not in what the student sees."""
+    for case, key, words in (("correct", "same_as_course_solution", "published solution"),
+                             ("course_code", "course_code", "Course code: `sinusoidal_encoding`")):
+        results, printed = runs[case]
+        assert results["extra_data"][key] is True, results["extra_data"]
+        note = by_name(results)[gradescope.INSTRUCTOR_NOTE]
+        assert note["visibility"] == "hidden" and words in note["output"], note
+        assert "published solution" not in results["output"]
+    results, _ = runs["wrong"]
+    assert not results["extra_data"]["course_code"] and not results["extra_data"]["same_as_course_solution"]
+    assert gradescope.INSTRUCTOR_NOTE not in by_name(results)
 
 
 def test_a_wrong_submission_names_each_mistake(runs):

@@ -51,7 +51,9 @@ from posenc.grader.session import (
 from posenc.grader.status import (
     GRADER_ERROR, INVALID, NOT_NOTEBOOK, NOT_UPLOADS, ONLINE_TEXT, SYMLINK, UNKNOWN_SET, WRONG_SET,
 )
-from posenc.grader.submission import SYMLINK_MESSAGE, Submission, read_submission, set_digest, template_sources
+from posenc.grader.submission import (
+    SOLUTION_NOTE, SYMLINK_MESSAGE, Submission, read_submission, set_digest, solution_digest, template_sources,
+)
 
 NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
             "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or pass "
@@ -221,7 +223,7 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
                                   f"but this run grades {set_id}: was the wrong notebook submitted?")
 
 
-def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
+def find_copies(graded: list[Graded], template: set[str], set_id: str | None = None) -> list[list[str]]:
     """Groups of graded notebooks whose own code is the same (``set_digest``: names, comments, layout and
     the order of cells aside, handed-out cells and cells too small to be evidence left out). Nobody is
     marked down, as the grader cannot tell the original from the copy: each row's message names the others,
@@ -237,7 +239,17 @@ def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
         for g in group:
             g.notes.append("same code as " + ", ".join(o.submission.name for o in group if o is not g)
                            + f" ({COPIES}; nobody is marked down: compare them)")
-    return [[g.submission.name for g in group] for group in copies]
+    solution = solution_digest(set_id) if set_id else ""
+    listed = []
+    for digest, group in groups.items():
+        names = [g.submission.name for g in group]
+        if digest == solution:        # the lecturer's: the row, the report and the summary, not the feedback
+            for g in group:
+                g.notes.append(SOLUTION_NOTE)
+            listed.append(names + ["the course's published solution"])
+        elif len(group) > 1:
+            listed.append(names)
+    return listed
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -430,7 +442,8 @@ def _grade_one(sub: Submission, plan: Plan, pool: ServerPool, settings: Settings
 def compare(outcome: Outcome, roster: Roster | None) -> None:
     """Across the submissions: the groups of copies, and with a roster whose file is which."""
     plan = outcome.plan
-    outcome.copies = find_copies(outcome.graded, template_sources(plan.exercise_set.set_id) if plan else set())
+    outcome.copies = find_copies(outcome.graded, template_sources(plan.exercise_set.set_id) if plan else set(),
+                                 plan.exercise_set.set_id if plan else None)
     if roster is not None:
         outcome.matching, outcome.roster = match(roster.students, outcome.graded), roster.source
 

@@ -57,10 +57,13 @@ from posenc.exercises import SET_IDS, load_set
 from posenc.grader.kernel import Limits
 from posenc.grader.report import UNJUDGED, lecturer_report_text, one_line
 from posenc.grader.sandbox import NOBODY, SandboxError, find_bwrap, package_dir
+from posenc.grader.status import COURSE_CODE
 from posenc.grader.session import (
     Graded, Plan, ServerPool, Settings, UsageError, default_seed, grade_submission, load_extra_tests,
 )
-from posenc.grader.submission import EMPTY, INVALID, Submission, read_submission
+from posenc.grader.submission import (
+    EMPTY, INVALID, SOLUTION_NOTE, Submission, read_submission, set_digest, solution_digest, template_sources,
+)
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 CONFIG = "posenc_autograder.json"
@@ -169,7 +172,8 @@ def build_bundle(set_id: str, out: Path, extra_tests: Path | None = None, settin
     plan.check_private(settings["seed"])
     requirements = runtime_requirements(checkout)
     config = {"set": set_id, "title": load_set(set_id).title, "private_visibility": private_visibility,
-              "settings": settings, "private": [q.qid for q in plan.questions if q.private]}
+              "settings": settings, "private": [q.qid for q in plan.questions if q.private],
+              "solution_digest": solution_digest(set_id)}    # a hash of the course's solution, not the solution
     with tempfile.TemporaryDirectory() as scratch:
         wheel = wheel or build_wheel(checkout, Path(scratch))
         files: dict[str, bytes] = {
@@ -274,12 +278,33 @@ def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_
         if not (question.private and private_visibility == "hidden"):
             counted += score
     graded_ok = graded is not None and graded.submission.gradable
+    flagged = _for_the_instructor(graded) if graded_ok else {}
+    if flagged:        # a hidden test: instructors see it on the submission, students never
+        tests.append({"name": INSTRUCTOR_NOTE, "number": str(len(tests) + 1), "score": 0.0, "max_score": 0.0,
+                      "status": "passed", "output": " ".join(flagged.values()), "visibility": "hidden"})
     output = feedback_text(graded, plan, private=False) if graded_ok else "\n".join(one_line(r, 2000) for r in reasons)
     # No execution_time (optional) and no status flags here: how long grading took, or that a limit was hit,
     # could tell a student what a private check did; the instructor reads both on the autograder's output.
     return {"score": counted, "output": output, "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests,
-            "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement, "graded": graded_ok}}
+            "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement, "graded": graded_ok,
+                           "course_code": "course_code" in flagged, "same_as_course_solution": "solution" in flagged}}
+
+
+INSTRUCTOR_NOTE = "For the instructor (not scored)"
+
+
+def _for_the_instructor(graded: Graded) -> dict[str, str]:
+    """What the lecturer must decide on and Gradescope's score does not show: an answer that is the course's
+    own function (full marks stay), a hand-in that is the course's published solution."""
+    found = {}
+    if COURSE_CODE in graded.flags:
+        found["course_code"] = ("Course code: " + "; ".join(n for n in graded.notes if "course's" in n and
+                                                              SOLUTION_NOTE not in n)[:1500]
+                                + ". Its points are in the score: you decide.")
+    if SOLUTION_NOTE in graded.notes:
+        found["solution"] = f"Published solution: {SOLUTION_NOTE}. Its points are in the score: you decide."
+    return found
 
 
 def run(root: Path) -> int:
@@ -314,6 +339,9 @@ def run(root: Path) -> int:
         elif sub is not None:
             sub.set_id = set_id
             graded = grade_submission(sub, plan, pool, settings)
+            if config.get("solution_digest") and \
+                    set_digest(sub, template_sources(set_id)) == config["solution_digest"]:
+                graded.notes.append(SOLUTION_NOTE)
             print(lecturer_report_text(plan, [graded], [], ""))
             for r in graded.results:
                 if r.private and r.message.startswith(UNJUDGED):
