@@ -41,8 +41,8 @@ from posenc.grader.lms import (
     LMS, UNGRADED_AS, Roster, check_roster_kind, match, maximum_problem, read_roster, require_emails, students_by_file, write_canvas, write_moodle,
 )
 from posenc.grader.report import (
-    COPIES, Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
-    write_lecturer_report,
+    COPIES, Progress, clear_feedback, feedback_names, feedback_text, one_line, say, summary, terminal_text,
+    write_csv, write_feedback, write_lecturer_report,
 )
 from posenc.grader.sandbox import SandboxError, find_bwrap
 from posenc.grader.session import (
@@ -324,6 +324,8 @@ class Outcome:
     matching: object = None          # lms.Matching, with a roster
     roster: str = ""                 # what the roster was read as
     maximum: str = ""                # the LMS's maximum differs from the set's total
+    feedback_cleared: list[str] = field(default_factory=list)   # the grader's stale files of an earlier run
+    feedback_others: list[str] = field(default_factory=list)   # files in the feedback folder it did not write
     sandbox: list[str] | None = None
     gradebooks: list[Path] = field(default_factory=list)
 
@@ -357,6 +359,7 @@ def grade(options: Options, stream=None) -> int:
         if roster is not None and "moodle" in options.lms:
             require_emails(roster)
         files = find_files(options)
+        check_outputs(options, files)
         extras = load_extra_tests(options.extra_tests) if options.extra_tests else []
         outcome = grade_all(files, extras, options, stream)
         compare(outcome, roster)
@@ -374,6 +377,36 @@ def grade(options: Options, stream=None) -> int:
     if not options.quiet:
         tell(outcome, options, time.perf_counter() - start, stream)
     return outcome.exit_status
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def check_outputs(options: Options, files: list[Found]) -> None:
+    """No output may overwrite an input: the CSV, the report and the LMS files are never the roster, a
+    hand-in or a private check, and the feedback folder never holds the hand-ins (UsageError, exit 2)."""
+    inputs = [*((options.roster,) if options.roster else ()), *(f.path for f in files if not f.problem),
+              *(sorted(options.extra_tests.glob("*.py")) if options.extra_tests and options.extra_tests.is_dir()
+                else ())]
+    outputs = {"--out": options.out, "the lecturer's report": options.report,
+               **{f"the {name} file": options.gradebook(name) for name in options.lms}}
+    for what, output in outputs.items():
+        clash = next((i for i in inputs if _same(output, i)), None)
+        if clash is not None:
+            raise UsageError(f"{what} would be written to {output}, which is an input of this run ({clash}): "
+                             "nothing was written; choose another --out (or --lecturer-report)")
+    if options.feedback_dir:
+        folder = options.feedback_dir.resolve()
+        for given in options.paths:
+            place = Path(given).resolve()
+            if place == folder or folder in place.parents:
+                raise UsageError(f"--feedback-dir {options.feedback_dir} holds the hand-ins ({given}): feedback "
+                                 "files could overwrite a student's files; give a folder of its own, such as "
+                                 "feedback/ beside the hand-ins")
 
 
 def find_files(options: Options) -> list[Found]:
@@ -467,8 +500,11 @@ def write_results(outcome: Outcome, options: Options) -> None:
         folder = options.feedback_dir.resolve()
         uploads = feedback_for(graded)
         ours = tuple(p.name for p in options.files if p.resolve().parent == folder)   # the report...
-        for g, name in zip(uploads, feedback_names([g.submission.name for g in uploads], reserved=ours)):
+        removed, outcome.feedback_others = clear_feedback(options.feedback_dir, ours)
+        names = feedback_names([g.submission.name for g in uploads], reserved=ours)
+        for g, name in zip(uploads, names):
             write_feedback(options.feedback_dir / name, feedback_text(g, plan))
+        outcome.feedback_cleared = [one_line(name, 200) for name in removed if name not in set(names)]
 
 
 def assignment_title(options: Options, plan: Plan | None) -> str:
@@ -490,6 +526,14 @@ def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
         say(stream, f"Roster: {outcome.roster}" + "".join(f"\n  {line}" for line in outcome.roster_problems))
     for book in outcome.gradebooks:
         say(stream, f"Wrote {book} for the LMS's grade import")
+    if outcome.feedback_cleared:
+        say(stream, f"Removed {len(outcome.feedback_cleared)} feedback file(s) of an earlier run from "
+                    f"{options.feedback_dir}, about hand-ins this run did not grade: "
+                    + ", ".join(outcome.feedback_cleared[:10]) + (" ..." if len(outcome.feedback_cleared) > 10 else ""))
+    if outcome.feedback_others:
+        say(stream, f"{options.feedback_dir} also holds {len(outcome.feedback_others)} file(s) the grader did not "
+                    f"write, left as they are: {', '.join(outcome.feedback_others[:10])}"
+                    f"{' ...' if len(outcome.feedback_others) > 10 else ''}; move them out before you zip the folder")
     if outcome.sandbox is not None:
         say(stream, "Kernels confined by " + ("; ".join(outcome.sandbox) or "nothing beyond the time limits"))
     if not options.settings.limits.sandbox:
