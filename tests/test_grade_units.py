@@ -519,3 +519,20 @@ def test_a_partial_or_a_bound_method_of_the_course_s_function_is_seen_as_the_cou
     assert _unwrapped(functools.partial(functools.partial(course.sinusoidal_encoding), 4)) is course.sinusoidal_encoding
     assert _unwrapped(functools.wraps(course.sinusoidal_encoding)(lambda *a: 0)) is course.sinusoidal_encoding
     assert _unwrapped(Holder().sinusoidal_encoding) is Holder.sinusoidal_encoding     # then read as a wrapper
+
+
+def test_every_exercise_notebook_says_what_a_graded_answer_may_import():
+    """The packages the notebooks name are the grader's (the package's run-time requirements, torch
+    included), and the ones they warn of are not among them."""
+    import re
+
+    from posenc.exercises.framework import GRADED_PACKAGES, NOT_GRADED_EXAMPLES
+    from posenc.grader.gradescope import runtime_requirements
+
+    installed = {re.split(r"[<>=\[ ;]", r, maxsplit=1)[0].lower() for r in runtime_requirements(ROOT)}
+    assert {"numpy", "torch", "matplotlib"} <= installed
+    assert {"NumPy", "torch", "matplotlib"} <= set(GRADED_PACKAGES)
+    assert not {name.lower() for name in NOT_GRADED_EXAMPLES} & installed
+    for path in sorted((ROOT / "exercises").glob("*.ipynb")):
+        intro = "".join(json.loads(path.read_text())["cells"][0]["source"])
+        assert "**Imports.**" in intro and "SciPy or pandas" in intro, path.name
