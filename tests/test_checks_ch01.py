@@ -2,6 +2,7 @@
 (WRONG = {qid: {name: (code, words its message must contain)}}, RIGHT = {qid: {name: code}}), and the
 checks' robustness."""
 
+import re
 import textwrap
 
 from posenc.exercises import load_set
@@ -385,3 +386,26 @@ def first_repeat(encoding, decimals):
     result = EXERCISES.question("q4").grade(with_submission(solution, code))
     assert result.points == 0
     assert EXERCISES.question("q4").grade(solution).status == PASSED
+
+
+WARM_UP = '''
+import time
+import numpy as np
+_warmed_up = []
+def sinusoidal_encoding(n_positions, d_model, base=10000.0):
+    if (n_positions, d_model) == (1000, 128) and not _warmed_up:
+        _warmed_up.append(True)
+        time.sleep(0.3)                  # the first large call pays a warm-up, as torch's first call does
+    pos = np.arange(n_positions)[:, None]
+    i = np.arange(d_model)[None, :]
+    angles = pos / base ** (2 * (i // 2) / d_model)
+    return np.where(i % 2 == 0, np.sin(angles), np.cos(angles))
+'''
+
+
+def test_q1_a_first_call_s_warm_up_gets_no_advice_about_loops(solution):
+    """The inline check must not tell a vectorised (torch) answer to vectorise because its first timed call
+    paid a warm-up: the faster of two timed calls is judged."""
+    result = EXERCISES.question("q1").grade(with_submission(solution, WARM_UP))
+    took = re.search(r"one call took ([0-9.]+) s", result.message)
+    assert result.status == PASSED and (took is None or float(took.group(1)) < 0.3), result.message  # load aside
