@@ -548,3 +548,14 @@ def test_a_roster_of_the_other_lms_is_refused(tmp_path, capsys, lms, roster_kind
     assert main([str(tmp_path / "in"), "--out", str(tmp_path / "g.csv"), "--roster", str(tmp_path / "r.csv"),
                  "--lms", lms]) == 2
     assert f"give --lms {roster_kind}" in capsys.readouterr().err and not (tmp_path / "g.csv").exists()
+
+
+def test_a_pdf_beside_a_graded_notebook_gets_no_feedback_file():
+    """Ada's notes.pdf beside her graded notebook: no "hand in the .ipynb" for Canvas to attach beside her
+    grade; a student who handed in only a PDF still gets one."""
+    from posenc.grader.cli import feedback_for
+
+    ada_nb, ada_pdf = "lovelaceada_2001_80001_ch01.ipynb", "lovelaceada_2001_80002_notes.pdf"
+    bob_pdf = "stonebob_2099_80003_answers.pdf"
+    files = graded(ada_nb, ada_pdf, bob_pdf)
+    assert [g.submission.name for g in feedback_for(files)] == [ada_nb, bob_pdf]

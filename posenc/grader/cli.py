@@ -514,8 +514,14 @@ def assignment_title(options: Options, plan: Plan | None) -> str:
 
 def feedback_for(graded: list[Graded]) -> list[Graded]:
     """The submissions that get a feedback file: all but the LMS's pages of online text (no upload of the
-    student's: a feedback file would only puzzle them)."""
-    return [g for g in graded if g.submission.problem not in NOT_UPLOADS]
+    student's: a feedback file would only puzzle them), and but a file that is no notebook (notes.pdf) of a
+    student whose notebook was graded: "hand in the .ipynb" beside their grade would contradict it."""
+    def student(g: Graded):
+        return submitter_of(g.submission.name)
+
+    with_notebook = {who.key for g in graded if g.submission.gradable and (who := student(g))}
+    return [g for g in graded if g.submission.problem not in NOT_UPLOADS and not (
+        g.submission.problem == NOT_NOTEBOOK and (who := student(g)) and who.key in with_notebook)]
 
 
 def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
