@@ -108,8 +108,11 @@ lab: $(STAMP)
 exercises: $(STAMP)
 	$(BIN)/python -m posenc.exercises.authoring
 
+# make bench: the pieces (notebooks, encodings, training, checks, grading); make bench BENCH=suite: make test
+# in a fresh clone, each recipe line's wall and CPU seconds with the load, and the slowest tests (python -m posenc.bench --suite).
+BENCH ?=
 bench: $(STAMP)
-	$(BIN)/python -m posenc.bench
+	$(BIN)/python -m $(if $(filter suite,$(BENCH)),posenc.bench --suite,posenc.bench)
 
 # make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
 # (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of
