@@ -119,3 +119,16 @@ def test_the_formatter_is_installed_in_a_book_build_only(monkeypatch):
     finally:
         shell.display_formatter.formatters.pop(slide_figures.SLIDE_FIGURE_MIME, None)
         InteractiveShell.clear_instance()
+
+
+def test_an_axes_drawn_without_axis_has_no_tick_labels_to_check():
+    """Chapter 10's grid of numbered cells: ax.axis("off") draws no tick labels, so none can be cut off, while
+    the cell numbers (texts of the axes) still are checked."""
+    fig, ax = plt.subplots(figsize=(6, 2.4), layout="constrained")
+    for x in range(4):
+        ax.text(x + 0.5, 0.5, str(x), ha="center", va="center")
+    ax.set(xlim=(0, 4), ylim=(1, 0), aspect="equal")
+    ax.axis("off")
+    record = as_shown(fig)
+    assert record["overlaps"] == [] and record["page_overlaps"] == []
+    assert {text.get_text() for text in slide_figures._texts(fig)} == {"0", "1", "2", "3"}

@@ -49,6 +49,8 @@ def _texts(fig):
         if not ax.get_visible():
             continue
         for axis in ax._axis_map.values():
+            if not (ax.axison and axis.get_visible()):  # ax.axis("off") draws no ticks and no labels
+                continue
             for tick in axis._update_ticks():          # the ticks inside the view, those drawn
                 found += [tick.label1, tick.label2]
             found.append(axis.label)
