@@ -250,8 +250,9 @@ def q4_answer() -> float:
 
 Q4_MISTAKES = [
     (lambda: Q4_COLUMN * (Q4_OLD - 1) / (Q4_NEW - 1),
-     "that is align_corners=True, which pins the first and last cells to each other; ViT's resizing (and timm's) "
-     "uses align_corners=False: x = (x' + 1/2) W / W' - 1/2"),
+     "that is align_corners=True, the corner-aligned mapping of the original ViT code (scipy's zoom), which "
+     "pins the first and last cells to each other; this question asks for timm's align_corners=False: "
+     "x = (x' + 1/2) W / W' - 1/2"),
     (lambda: Q4_COLUMN * Q4_OLD / Q4_NEW,
      "that scales the index itself; with align_corners=False the cells' centres are scaled: x = (x' + 1/2) W / W' - 1/2"),
     (lambda: (Q4_COLUMN + 0.5) * Q4_OLD / Q4_NEW, "you scaled the centre but did not subtract the half step again"),
@@ -274,12 +275,14 @@ Q5_STATEMENTS = {
                 "2-D offset only"),
 }
 
+# Where each statement is decided: a section of chapter 10 to reread, never the statement's crux (which would
+# read off its verdict; CONTRIBUTING, "Choices").
 Q5_IDEAS = {
-    "a": "what the logit of axial rotary depends on",
-    "b": "which 1-D offset separates a patch from the patch above in raster order",
-    "c": "what an image's height and width ids are, whatever its size",
-    "d": "what resizing a table does to the distance between neighbouring patches",
-    "e": "whether the angles of learned frequencies are still linear in the position",
+    "a": 'chapter 10, "Rotary on a grid: the frequency matrix"',
+    "b": 'chapter 10, "Patches in raster order"',
+    "c": 'chapter 10, "Text, images and video in one sequence: M-RoPE"',
+    "d": 'chapter 10, "ViT\'s learned table, stretched to a new grid"',
+    "e": 'chapter 10, "What mixed frequencies add"',
 }
 
 # ---------------------------------------------------------------------------------------------------
