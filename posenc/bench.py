@@ -156,13 +156,19 @@ def cpu_model() -> str:
 
 
 def run_line(argv: list[str]) -> int:
-    """make's shell for one recipe line: run it with /bin/sh, append its timing to the log, pass on its status."""
+    """make's shell for one recipe line: run it with /bin/sh, append its timing to the log, pass on its status.
+    A make started inside the line (a test's ``make grade``) inherits this shell through MAKEFLAGS; its lines
+    are part of the outer line's time and are run without a record of their own."""
+    log_path = os.environ.get(LOG_VARIABLE)
+    inner = {k: v for k, v in os.environ.items() if k != LOG_VARIABLE}
     load_before, start = os.getloadavg()[0], time.perf_counter()
-    status = subprocess.run(["/bin/sh", *argv]).returncode
+    status = subprocess.run(["/bin/sh", *argv], env=inner).returncode
+    if not log_path:
+        return status
     wall = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     command = argv[-1] if argv else ""
-    with open(os.environ[LOG_VARIABLE], "a", encoding="utf-8") as log:
+    with open(log_path, "a", encoding="utf-8") as log:
         log.write(json.dumps({"command": command, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
                               "load_before": load_before, "load_after": os.getloadavg()[0],
                               "status": status}) + "\n")
