@@ -21,6 +21,10 @@ PUBLISHED = {
     # and 7L) and, for the sinusoidal and rotary models, its last one ("longest").
     "press2022": {
         "source": "Press, Smith & Lewis 2022, WikiText-103 validation, trained at L = 512 (appendix Table 2)",
+        "train_length": 512,            # L, in word-level tokens (WikiText-103's words, adaptive input)
+        # Heads per layer of their WikiText-103 model: fairseq's transformer_lm_wiki103 architecture, which the
+        # authors' training command uses (ofirpress/attention_with_linear_biases, README): 16 layers of 8 heads.
+        "n_heads": 8,
         "lengths": (512, 1012, 3512),
         "sinusoidal": (20.05, 43.54, 178.97),
         "rotary": (20.07, 21.37, 35.54),

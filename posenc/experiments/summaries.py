@@ -20,7 +20,8 @@ import numpy as np
 # How tables and legends name the kinds the chapters' experiments compare.
 LABELS = {"none": "no encoding", "sinusoidal": "sinusoidal", "learned": "learned",
           "learned_pe_scale": "learned, PE-scale init", "shaw": "Shaw", "t5": "T5 bias", "alibi": "ALiBi",
-          "rope": "rotary", "alibi-steep": "ALiBi, 8-head slopes"}
+          "rope": "rotary", "alibi-steep": "ALiBi, 8-head slopes", "alibi-scaled": "ALiBi, slopes x 512/L",
+          "t5-32-32": "T5, 32 buckets to 32", "t5-16-16": "T5, 16 buckets to 16"}
 
 
 def records_of(runs) -> list[dict]:
