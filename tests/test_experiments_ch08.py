@@ -53,11 +53,12 @@ def test_the_arms_change_one_setting_of_their_method_and_nothing_else():
         assert set(t.t5_buckets_of(arm, range(config.eval_lengths[-1]))) == reached     # nothing new past L
 
 
-def test_every_reading_scores_every_whole_window_of_the_longest_length_in_both_validation_files():
-    config, valid = ch08.TextExperiment(), t.corpus_split()[1]
-    assert config.eval_bytes == t.whole_windows(len(valid), config.eval_lengths[-1])
-    first_file = t.VALIDATION_FILES["configparser.py"][0]
-    assert first_file < config.eval_bytes < len(valid) - config.eval_lengths[-1] + 1
+def test_every_reading_scores_one_fixed_span_of_the_first_validation_file():
+    config = ch08.TextExperiment()
+    # bytes 1 .. eval_bytes: whole windows at every length and for both protocols, all inside configparser.py
+    assert config.eval_bytes == 32768 and all(config.eval_bytes % n == 0 for n in config.eval_lengths)
+    assert config.eval_bytes // config.eval_lengths[-1] >= 100              # at least 100 windows of 8L
+    assert config.eval_bytes + 1 <= t.VALIDATION_FILES["configparser.py"][0]
 
 
 def test_holds_is_two_sided():

@@ -58,8 +58,8 @@ class TextExperiment(Experiment):
     batch_size: int = 32
     lr: float = 3e-3
     eval_factors: tuple[int, ...] = (1, 2, 4, 8)
-    eval_bytes: int = 66560                # bytes of the validation text every protocol scores: all of its
-                                           # whole windows of 8L (textlm.whole_windows), both files
+    eval_bytes: int = 32768                # bytes of the validation text every reading scores: bytes 1 .. 32768,
+                                           # the first 32 KiB of configparser.py, the same at every length and arm
     alibi_reference_length: int = PUBLISHED["press2022"]["train_length"]   # "alibi-scaled": slopes x 512 / L
     seeds: tuple[int, ...] = (0,)
 

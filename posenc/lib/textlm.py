@@ -20,9 +20,10 @@ one length L and reads the validation text at L, 2L, 4L and 8L, in two ways:
   half a window of context (:func:`sliding_cross_entropy`).
 
 Both protocols score exactly the same bytes: the bytes ``1 .. n_bytes`` of the validation text (each byte
-is predicted from the ones before it), which chapter 8 takes as every whole window of its longest reading
-(:func:`whole_windows`), so that both validation files are read. Cross-entropy is in nats per byte;
-:func:`bits_per_character` and :func:`perplexity` convert it.
+is predicted from the ones before it; by default every whole window the text holds, :func:`whole_windows`).
+Chapter 8 scores one fixed span at every length and for every method: the first 32 KiB predicted of
+``configparser.py``. Cross-entropy is in nats per byte; :func:`bits_per_character` and :func:`perplexity`
+convert it.
 
 Two settings decide how a relative method reads text longer than L, and the chapter varies both: ALiBi's
 slopes, chosen by its authors for L in the hundreds (:func:`length_scaled_alibi_slopes` scales them to
