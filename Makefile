@@ -5,7 +5,7 @@
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
 #   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
-# Other targets: exercises, bench, grade, experiments, robustness, browser-setup, clean (book/lecturers/building.md).
+# Other targets: exercises, bench, grade, experiments, robustness, book-setup, browser-setup, clean (book/lecturers/building.md).
 
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).
@@ -25,7 +25,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help check-python setup book student-book linkcheck browser-setup test lab exercises bench grade gradescope experiments robustness clean
+.PHONY: help check-python setup book book-setup student-book linkcheck browser-setup test lab exercises bench grade gradescope experiments robustness clean
 
 help:
 	@sed -n 's/^#  *//p' Makefile | head -8
@@ -51,8 +51,9 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-pytho
 
 setup: $(STAMP)
 
-# The slide decks (python -m posenc.book.slides) use reveal.js and MathJax from npm, fetched by browser-setup.
-book: $(STAMP) browser-setup
+# The slide decks (python -m posenc.book.slides) use reveal.js and MathJax from npm and Debian's Chromium for
+# their PDFs, which book-setup installs (book/setup.sh).
+book: $(STAMP) book-setup
 	rm -rf _build/.jupyter_cache
 	$(BIN)/python -m posenc.book.execute --jobs $(JOBS)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
@@ -68,6 +69,10 @@ student-book: $(STAMP)
 linkcheck: $(STAMP)
 	$(BIN)/python -m posenc.book.editions linkcheck
 
+book-setup: $(STAMP)
+	PYTHON=$(BIN)/python book/setup.sh
+
+# book-setup's Chromium, reveal.js and MathJax, and what only the tests need (axe-core).
 browser-setup: $(STAMP)
 	PYTHON=$(BIN)/python tests/browser/setup.sh
 
@@ -100,8 +105,8 @@ bench: $(STAMP)
 # make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
 # (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of
 # git). The grader's exit status 1 (some files could not be graded: their rows say why) is routine, not a
-# failure of make; 2 (a usage error) and anything else are. The manual: the course site, For lecturers,
-# Grading a class (book/lecturers/grading.md).
+# failure of make; 2 (a usage error), 3 (a fault of the grader's own) and anything else are. The manual: the
+# course site, For lecturers, Grading a class (book/lecturers/grading.md).
 SUBMISSIONS ?= hand-ins
 OUT         ?= grades.csv
 FEEDBACK    ?= feedback

@@ -15,6 +15,7 @@ inline check (seed 0).
 """
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -56,7 +57,7 @@ def test_inline_check_prints_one_line(set_id, capsys):
 
 
 def test_every_set_has_four_to_eight_questions_two_of_them_about_understanding():
-    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08")
+    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10")
     for set_id in SET_IDS:
         questions = load_set(set_id).questions
         assert 4 <= len(questions) <= 8, set_id
@@ -174,3 +175,97 @@ def test_answers_memorised_from_the_inline_check_fail_under_the_graders_seeds(se
     for seed in GRADER_SEEDS[1:]:
         result = question.grade(lookup, seed)                  # the batch grader draws others
         assert result.points == 0, f"seed {seed}: {result.line()}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Questions with several right letters: the feedback is no oracle for the letters
+
+SEVERAL = [(set_id, q.qid) for set_id in SET_IDS for q in load_set(set_id).questions
+           if isinstance(q, ChoiceQuestion) and not q.single]
+
+
+def _subsets(letters):
+    import itertools
+
+    return ["".join(c) for size in range(len(letters) + 1) for c in itertools.combinations(letters, size)]
+
+
+@pytest.mark.parametrize("set_id, qid", SEVERAL, ids=[f"{s}-{q}" for s, q in SEVERAL])
+def test_a_blind_guesser_cannot_solve_a_question_with_several_answers_in_three_tries(set_id, qid):
+    """Every wrong set of letters gets the same sentence (the ideas to revisit, no verdict), so a guesser who
+    reads only the feedback learns one bit per try, and its tries are a fixed list: whatever the right letters
+    are, 3 tries find them for at most 3 of the 2^n possible answers. Shown for the strategy the old feedback
+    allowed (try "", read the letter it names, add it, ...) and for plain enumerations, over every possible
+    answer; a reader who knows the answer passes at once."""
+    from dataclasses import replace
+
+    question = load_set(set_id).question(qid)
+    letters = sorted(question.options)
+    keys = _subsets(letters)
+    assert len(keys) == 2 ** len(letters) >= 16
+    wrong = {question.judge([guess])[1] for guess in keys if set(guess) != set(question.answer)}
+    assert wrong == {question.not_yet()}, "the feedback differs between wrong answers: it leaks which letters"
+    assert all(idea in question.not_yet() for idea in question.ideas.values())
+    assert not any(word in question.not_yet() for word in ("supported", "misjudged", " is right", " is wrong:"))
+
+    def solves_in_three(keyed, strategy):
+        feedback = None
+        for attempt in range(3):
+            passed, feedback = keyed.judge([strategy(attempt, feedback)])
+            if passed:
+                return True
+        return False
+
+    def exploit(attempt, feedback):          # read letters out of the feedback, as the old messages allowed
+        named = sorted(set(re.findall(r"\(([a-z])\)", feedback or "")) & set(letters))
+        return "".join(named[:attempt])
+
+    enumerations = [lambda attempt, feedback, order=order: order[attempt] for order in (keys, keys[::-1], sorted(keys))]
+    for strategy in [exploit, *enumerations]:
+        solved = [key for key in keys if solves_in_three(replace(question, answer=key), strategy)]
+        assert len(solved) <= 3, solved
+    assert question.judge([question.answer])[0]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every question that hands the student's code arrays or tensors forbids changing them, checks it, says so
+
+
+def _receives_arrays(probe) -> bool:
+    def arrays(value):
+        if isinstance(value, np.ndarray) or (isinstance(value, dict) and "__tensor__" in value):
+            return True
+        if isinstance(value, (list, tuple)):
+            return any(arrays(v) for v in value)
+        return isinstance(value, dict) and any(arrays(v) for v in value.values())
+
+    steps = [s for step in probe["steps"] for s in (step.get("steps", [step]))]
+    return any(step.get("op") == "call" and arrays([step.get("args"), step.get("kwargs")]) for step in steps)
+
+
+def _question_texts(set_id) -> dict[str, str]:
+    """qN -> the markdown of its "## Question N" cell, in the generated exercise notebook."""
+    import nbformat
+
+    from posenc.exercises import authoring
+
+    source = next(s for s in authoring.sources() if s.stem.split("_")[0] == set_id)
+    texts = {}
+    for cell in nbformat.read(authoring.targets(source)["exercise"], as_version=4).cells:
+        found = re.match(r"## Question (\d+)", cell.source) if cell.cell_type == "markdown" else None
+        if found:
+            texts[f"q{found.group(1)}"] = cell.source
+    return texts
+
+
+@pytest.mark.parametrize("set_id", SET_IDS)
+def test_every_question_given_arrays_checks_and_says_that_they_stay_unchanged(set_id):
+    texts = _question_texts(set_id)
+    for question in load_set(set_id).questions:
+        probe = question.probe(0)
+        if not _receives_arrays(probe):
+            continue
+        calls = [s for step in probe["steps"] for s in step.get("steps", [step]) if s.get("op") == "call"
+                 and _receives_arrays({"steps": [s]})]
+        assert all(step.get("check_inputs") for step in calls), (set_id, question.qid)
+        assert "unchanged" in texts[question.qid], (set_id, question.qid)

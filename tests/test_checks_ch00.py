@@ -73,6 +73,21 @@ def self_attention(x, w_q, w_k, w_v):
     d_k = w_k.shape[1]
     return softmax((x @ w_q) @ (x @ w_k).T / d_k ** 0.5) @ (x @ w_v)
 """, "subtract each row's maximum"),
+        "global max subtracted": ("""
+import numpy as np
+def self_attention(x, w_q, w_k, w_v):
+    scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
+    e = np.exp(scores - np.max(scores))
+    return e / e.sum(axis=1, keepdims=True) @ (x @ w_v)
+""", "underflows to 0 and 0 / 0 is nan"),
+        "scale folded into the caller's w_q": ("""
+import numpy as np
+def self_attention(x, w_q, w_k, w_v):
+    w_q /= np.sqrt(w_k.shape[1])
+    scores = (x @ w_q) @ (x @ w_k).T
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True) @ (x @ w_v)
+""", "changed its input `w_q` in place (every entry multiplied by"),
         "keys and queries transposed wrongly": ("""
 import numpy as np
 def self_attention(x, w_q, w_k, w_v):
@@ -96,7 +111,14 @@ def self_attention(x, w_q, w_k, w_v):
         "smallest difference": (GAP.format(body="float(np.abs(attention(x[perm]) - attention(x)[perm]).min())"),
                                 "expected"),
         "array of differences": (GAP.format(body="np.abs(attention(x[perm]) - attention(x)[perm])"),
-                                 "expected one number"),
+                                 "expected a number"),
+        "sorts perm in place": ("""
+import numpy as np
+def equivariance_gap(attention, x, perm):
+    gap = float(np.abs(attention(x[perm]) - attention(x)[perm]).max())
+    perm.sort()
+    return gap
+""", "changed its input `perm` in place"),
     },
     "q3": {
         "diagonal masked": (mask("np.triu(np.ones((n_tokens, n_tokens), dtype=bool))"), "diagonal"),
@@ -105,12 +127,12 @@ def self_attention(x, w_q, w_k, w_v):
         "floats": (mask("np.triu(np.ones((n_tokens, n_tokens)), k=1)"), "dtype"),
     },
     "q4": {
-        "mean-pooling left out": ('order_blind = "ad"', "mean-pooling"),
-        "position-wise layer left out": ('order_blind = "ac"', "position-wise"),
-        "causal mask chosen": ('order_blind = "abcd"', "causal mask"),
-        "encodings chosen": ('order_blind = "acde"', "positional encodings are added"),
-        "attention left out": ('order_blind = "cd"', "single-head self-attention without positions"),
-        "several misjudged": ('order_blind = "ab"', "misjudged"),
+        "mean-pooling left out": ('order_blind = "ad"', "not yet: at least one letter is wrong or missing"),
+        "position-wise layer left out": ('order_blind = "ac"', "whether a layer that sees one row at a time"),
+        "causal mask chosen": ('order_blind = "abcd"', "which tokens token t may see under a causal mask"),
+        "encodings chosen": ('order_blind = "acde"', "does not say which"),
+        "attention left out": ('order_blind = "cd"', "What each one turns on"),
+        "several misjudged": ('order_blind = "ab"', "not yet"),
         "unknown option": ('order_blind = "acdz"', "no option z"),
         "not a string": ("order_blind = 3", "should be a string"),
     },
@@ -147,6 +169,21 @@ def self_attention(x, w_q, w_k, w_v):
 
 RIGHT = {
     "q1": {
+        "float32": """
+import numpy as np
+def self_attention(x, w_q, w_k, w_v):
+    x, w_q, w_k, w_v = (a.astype(np.float32) for a in (x, w_q, w_k, w_v))
+    scores = (x @ w_q) @ (x @ w_k).T / np.float32(np.sqrt(w_k.shape[1]))
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True) @ (x @ w_v)
+""",
+        "torch, float32": """
+import torch
+def self_attention(x, w_q, w_k, w_v):
+    x, w_q, w_k, w_v = (torch.tensor(a, dtype=torch.float32) for a in (x, w_q, w_k, w_v))
+    scores = (x @ w_q) @ (x @ w_k).T / w_k.shape[1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ (x @ w_v)
+""",
         "scipy-style helper, stable": """
 import numpy as np
 def self_attention(x, w_q, w_k, w_v):
@@ -159,7 +196,9 @@ def self_attention(x, w_q, w_k, w_v):
     },
     "q4": {"any case and order": 'order_blind = "DCA"', "a list": 'order_blind = ["a", "c", "d"]',
            "with commas": 'order_blind = "a, c, d"'},
-    "q5": {"an array": "import numpy as np\nfirst_token_weights = 1 / np.arange(1, 7)"},
+    "q5": {"an array": "import numpy as np\nfirst_token_weights = 1 / np.arange(1, 7)",
+           "six decimals": "first_token_weights = [1, 0.5, 0.333333, 0.25, 0.2, 0.166667]",
+           "fractions": "from fractions import Fraction\nfirst_token_weights = tuple(Fraction(1, t + 1) for t in range(6))"},
     "q6": {
         "renormalised after masking": CAUSAL.format(body="""
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))
@@ -172,3 +211,15 @@ def self_attention(x, w_q, w_k, w_v):
     weights = weights / weights.sum(axis=1, keepdims=True)"""),
     },
 }
+
+
+def test_the_checks_own_references_never_warn_in_the_students_cell(recwarn):
+    """A wrong repair of q6 whose rows are all hidden makes the check's variants divide 0 by 0: that must not
+    show up as a RuntimeWarning of the course's own code in the student's cell (the student's own warnings
+    are reported in the message instead)."""
+    from posenc.exercises import load_set
+    from tests.conftest import copy_namespace, with_submission
+
+    code, _ = WRONG["q6"]["diagonal hidden"]
+    load_set(SET_ID).question("q6").grade(with_submission(copy_namespace(SET_ID, "solution"), code))
+    assert not [w for w in recwarn if "posenc" in str(w.filename)], [str(w.message) for w in recwarn]

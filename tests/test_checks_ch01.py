@@ -169,14 +169,6 @@ def sinusoidal_encoding(n_positions, d_model):
             signal = np.concatenate([np.sin(scaled_time), np.cos(scaled_time)], axis=1)
             return np.pad(signal, [[0, 0], [0, d_model % 2]])
         """), "tensor2tensor"),
-        "float32 arithmetic, float64 result": (encoding("""
-            pe = np.zeros((n_positions, d_model))
-            pos = np.arange(n_positions, dtype=np.float32)[:, None]
-            omega = (1 / 10000 ** (np.arange(0, d_model, 2) / d_model)).astype(np.float32)
-            pe[:, 0::2] = np.sin(pos * omega)
-            pe[:, 1::2] = np.cos(pos * omega[: d_model // 2])
-            return pe
-        """), "float32 arithmetic"),
     },
     "q2": {
         "no 2 pi": ("def wavelength(i, d_model, base=10000.0):\n    return base ** (2 * i / d_model)", "without the 2 pi"),
@@ -335,6 +327,16 @@ def first_repeat(encoding, decimals):
 }
 
 RIGHT = {
+    "q1": {"float32 arithmetic, float64 result (the rule for numbers)": encoding("""
+            pe = np.zeros((n_positions, d_model))
+            pos = np.arange(n_positions, dtype=np.float32)[:, None]
+            omega = (1 / 10000 ** (np.arange(0, d_model, 2) / d_model)).astype(np.float32)
+            pe[:, 0::2] = np.sin(pos * omega)
+            pe[:, 1::2] = np.cos(pos * omega[: d_model // 2])
+            return pe
+        """)},
+    "q2": {"float32": "import numpy as np\ndef wavelength(i, d_model, base=10000.0):\n"
+                      "    return float(np.float32(2 * np.pi) * np.float32(base) ** np.float32(2 * i / d_model))"},
     "q5": {"pair index written out": FIXED.format(exponent="(dims - dims % 2) / d_model", even="np.sin(angles)",
                                                   odd="np.cos(angles)")},
     "q3": {"booleans, as the question allows": """

@@ -202,6 +202,14 @@ Q3_WRONG = {
     c, s = np.cos(w * k), np.sin(w * k)
     table[:, 0::2] = c * table[:, 0::2] + s * table[:, 1::2]
     table[:, 1::2] = -s * table[:, 0::2] + c * table[:, 1::2]
+    return table"""), "changed its input `table` in place"),
+    "overwritten, on a copy": (rows_code("""
+    d = table.shape[1]
+    w = base ** (-2 * np.arange(d // 2) / d)
+    c, s = np.cos(w * k), np.sin(w * k)
+    table = table.astype(np.float64)
+    table[:, 0::2] = c * table[:, 0::2] + s * table[:, 1::2]
+    table[:, 1::2] = -s * table[:, 0::2] + c * table[:, 1::2]
     return table"""), "overwrote"),
     "sign of the sine in the second row": (rows_code("""
     d = table.shape[1]
@@ -410,7 +418,18 @@ RIGHT = {
     w = base ** (-2 * np.arange(d_model // 2) / d_model)
     def pe(t):
         return np.stack([np.sin(t * w), np.cos(t * w)], axis=-1).reshape(-1)
-    return np.array([pe(0.0) @ pe(float(k)) for k in offsets])""")},
+    return np.array([pe(0.0) @ pe(float(k)) for k in offsets])"""),
+           "float32 (the rule for numbers)": profile_code("""
+    w = (base ** (-2 * np.arange(d_model // 2) / d_model)).astype(np.float32)
+    return np.cos(np.asarray(offsets, dtype=np.float32)[:, None] * w).sum(axis=1)""")},
+    "q3": {"float32 (the rule for numbers)": rows_code("""
+    d = table.shape[1]
+    w = (base ** (-2 * np.arange(d // 2) / d)).astype(np.float32)
+    c, s = np.cos(w * np.float32(k)), np.sin(w * np.float32(k))
+    out = np.empty(table.shape, dtype=np.float32)
+    out[:, 0::2] = c * table[:, 0::2] + s * table[:, 1::2]
+    out[:, 1::2] = -s * table[:, 0::2] + c * table[:, 1::2]
+    return out""")},
     "q5": {"a numpy integer": Q5_SETUP + "first_negative_offset = offsets[(offsets > 0) & (profile < 0)][0]"},
     "q7": {"upper case": 'why_sine_and_cosine = "A"'},
     "q8": {"a numpy integer": "import numpy as np\nnonzero_entries = np.int64(1024)"},

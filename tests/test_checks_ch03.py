@@ -105,13 +105,30 @@ def sum_of_projections(x, p, w):
 import numpy as np
 def sum_of_projections(x, p, w):
     return np.concatenate([x, p], axis=1) @ w
-""", "cannot even be built"),
+""", "built the concatenation [x; p], which the question asks you to avoid"),
         "concatenation built with hstack": ("""
 import numpy as np
 def sum_of_projections(x, p, w):
     both = np.hstack((x, p))
     return both @ w
-""", "Split w into"),
+""", "it called np.hstack"),
+        "concatenation of the broadcast rows": ("""
+import numpy as np
+def sum_of_projections(x, p, w):
+    return np.concatenate([x, np.broadcast_to(p, (x.shape[0], p.shape[1]))], axis=1) @ w
+""", "built the concatenation"),
+        "concatenation with np.c_": ("""
+import numpy as np
+def sum_of_projections(x, p, w):
+    return np.c_[x, np.broadcast_to(p, (x.shape[0], p.shape[1]))] @ w
+""", "built the concatenation"),
+        "zeroes the caller's w": ("""
+def sum_of_projections(x, p, w):
+    d_x = x.shape[1]
+    out = x @ w[:d_x] + p @ w[d_x:]
+    w[:] = 0
+    return out
+""", "changed its input `w` in place (every entry set to 0)"),
         "columns instead of rows": ("""
 def sum_of_projections(x, p, w):
     d_x = x.shape[1]
@@ -218,6 +235,16 @@ def scaled_inputs(tokens, table, pe):
     n = tokens.shape[-1]
     return math.sqrt(table.shape[1]) * table[tokens] + pe[1:n + 1]
 """, "positions start at 0"),
+        "scales the caller's table": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    table *= math.sqrt(table.shape[1])
+    return table[tokens] + pe[: tokens.shape[-1]]
+""", "changed its input `table` in place (every entry multiplied by"),
+        "raises something else": ("""
+def scaled_inputs(tokens, table, pe):
+    raise RuntimeError("not finished")
+""", "raised RuntimeError: not finished"),
         "len of a batch": ("""
 import math
 def scaled_inputs(tokens, table, pe):
@@ -255,10 +282,10 @@ def matching_init_std(d_model):
         "no letter": ('after_concatenation = ""', "exactly one option"),
     },
     "q8": {
-        "std of one entry": ("import math\nnorm_ratio = math.sqrt(512)", "standard deviation of one scaled entry"),
-        "PE norm": ("import math\nnorm_ratio = math.sqrt(256)", "norm of a PE row"),
-        "token norm": ("norm_ratio = 512", "norm of the scaled token vector"),
-        "squared": ("norm_ratio = 1024", "ratio of the squared norms"),
+        "std of one entry": ("import math\nnorm_ratio = math.sqrt(512)", "the spread of one scaled entry"),
+        "PE norm": ("import math\nnorm_ratio = math.sqrt(256)", "length of a PE row on its own"),
+        "token norm": ("norm_ratio = 512", "length of the scaled token vector on its own"),
+        "squared": ("norm_ratio = 1024", "compares squared norms"),
         "tensor2tensor": ("import math\nnorm_ratio = math.sqrt(2)", "tensor2tensor"),
         "equal": ("norm_ratio = 1", "far longer"),
         "rounded": ("norm_ratio = 30", "is not right"),
@@ -272,13 +299,34 @@ def concat_inputs(x, p):
     tiled = np.repeat(p[np.newaxis], x.shape[0], axis=0)
     return np.dstack([x, tiled])
 """},
-    "q3": {"concatenation of the broadcast rows": """
+    "q3": {"float32": """
 import numpy as np
 def sum_of_projections(x, p, w):
-    return np.concatenate([x, np.broadcast_to(p, (x.shape[0], p.shape[1]))], axis=1) @ w
+    x, p, w = x.astype(np.float32), p.astype(np.float32), w.astype(np.float32)
+    return x @ w[: x.shape[1]] + p @ w[x.shape[1]:]
+""", "torch": """
+import torch
+def sum_of_projections(x, p, w):
+    x, p, w = torch.from_numpy(x), torch.from_numpy(p), torch.from_numpy(w)
+    return x @ w[: x.shape[1]] + p @ w[x.shape[1]:]
+"""},
+    "q4": {"float32": """
+import numpy as np
+def logit_terms(x, p, w_q, w_k):
+    x, p, w_q, w_k = (a.astype(np.float32) for a in (x, p, w_q, w_k))
+    q_x, q_p, k_x, k_p = x @ w_q, p @ w_q, x @ w_k, p @ w_k
+    return np.stack([q_x @ k_x.T, q_x @ k_p.T, q_p @ k_x.T, q_p @ k_p.T])
 """},
     "q7": {"upper case": 'after_concatenation = "A"'},
-    "q8": {"an int": "norm_ratio = 32"},
+    "q8": {"an int": "norm_ratio = 32",
+           "checked with NumPy's random numbers": "norm_ratio = 32.04",
+           "checked with nn.Embedding, as the chapter does": "norm_ratio = 32.048",
+           "estimated in the cell": """
+import numpy as np
+rows = np.random.default_rng(1).normal(size=(2000, 512))
+pe_norm = np.sqrt(512 / 2)
+norm_ratio = float(np.sqrt(((np.sqrt(512) * rows) ** 2).sum(axis=1).mean()) / pe_norm)
+"""},
 }
 
 def test_raising_student_code_is_reported_not_raised(solution):
@@ -300,3 +348,18 @@ def sum_of_projections(x, p, w):
 def test_q7_option_b_mentions_residual_connections():
     feedback = EXERCISES.question("q7").options["b"]
     assert "residual" in feedback and "later layers see only that" not in feedback
+
+
+def test_q5_gives_the_hint_about_pe_rows_only_for_the_errors_it_explains(solution):
+    code, _ = WRONG["q5"]["raises something else"]
+    message = EXERCISES.question("q5").grade(with_submission(solution, code)).message
+    assert "RuntimeError" in message and "pe[:, :n]" not in message and "pe has shape" not in message
+    code, _ = WRONG["q5"]["pe[:, :n]"]
+    assert "not pe[:, :n]" in EXERCISES.question("q5").grade(with_submission(solution, code)).message
+
+
+def test_q8_messages_keep_the_computation_back():
+    from posenc.exercises.checks import ch03
+
+    for _, message in ch03.Q8_MISTAKES:
+        assert "sqrt(d_model * d_model)" not in message and "divide" not in message and "sqrt(d_model / 2)" not in message

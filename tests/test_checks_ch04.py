@@ -107,6 +107,22 @@ Q1_WRONG = {
     def forward(self, x):
         return (x + self.embedding.weight[: x.size(1)]).detach().numpy()
 """, "return a torch tensor"),
+    "adds the table into the caller's x": (LEARNED_HEAD + """
+        self.table = nn.Parameter(torch.zeros(max_len, d_model))
+    def forward(self, x):
+        x += self.table[: x.size(1)]
+        return x
+""", "forward changed its input `x` in place"),
+    "a float64 table": (LEARNED_HEAD + """
+        self.table = nn.Parameter(torch.zeros(max_len, d_model, dtype=torch.float64))
+    def forward(self, x):
+        return x + self.table[: x.size(1)]
+""", "the next nn.Linear, whose weights are float32, raises"),
+    "max_len + 1 rows for positions from 1": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len + 1, d_model)
+    def forward(self, x):
+        return x + self.embedding(torch.arange(1, x.size(1) + 1))
+""", "positions start at 0"),
 }
 
 
@@ -198,6 +214,17 @@ Q2_WRONG = {
     def forward(self, x):
         return self.pe[: x.size(1)].expand_as(x)
 """, "table alone"),
+    "a float64 buffer": (SINUSOIDAL_HEAD + """
+        self.register_buffer("pe", posenc.sinusoidal_encoding_torch(max_len, d_model, dtype=torch.float64))
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+""", "the output is float64 for float32 input"),
+    "adds the buffer into the caller's x": (SINUSOIDAL_HEAD + """
+        self.register_buffer("pe", posenc.sinusoidal_encoding_torch(max_len, d_model))
+    def forward(self, x):
+        x += self.pe[: x.size(1)]
+        return x
+""", "forward changed its input `x` in place"),
 }
 
 
@@ -238,6 +265,20 @@ def add_positions(x, table, batch_first=True):
     n = x.shape[1] if batch_first else x.shape[0]
     return x + table[n]
 """, "pe[:, n]"),
+    "adds in place": ("""
+def add_positions(x, table, batch_first=True):
+    if batch_first:
+        x += table[: x.shape[1]]
+    else:
+        x += table[: x.shape[0]].unsqueeze(1)
+    return x
+""", "changed its input `x` in place"),
+    "numpy output": ("""
+def add_positions(x, table, batch_first=True):
+    n = x.shape[1] if batch_first else x.shape[0]
+    rows = table[:n] if batch_first else table[:n, None]
+    return (x + rows).numpy()
+""", "add_positions returned a numpy array; return a torch tensor"),
 }
 
 
@@ -284,7 +325,17 @@ Q5_WRONG = {
         if x.shape[1] > self.max_len:
             raise ValueError("sequence too long")
         return super().forward(x)
-""", "does not say the maximum"),
+""", "does not contain the limit"),
+    "the wrong limit in the message": (GUARD_HEAD + """
+        if x.shape[1] > self.max_len:
+            raise ValueError(f"max_len={self.max_len - 1} exceeded")
+        return super().forward(x)
+""", "does not contain the limit"),
+    "the name of the limit, not its value": (GUARD_HEAD + """
+        if x.shape[1] > self.max_len:
+            raise ValueError("sequence exceeds max_len")
+        return super().forward(x)
+""", "it must show the number max_len"),
     "forgot the parent": (GUARD_HEAD + """
         if x.shape[1] > self.max_len:
             raise ValueError(f"at most max_len={self.max_len} positions")
@@ -322,9 +373,27 @@ Q7_WRONG = {
 WRONG = {"q1": Q1_WRONG, "q2": Q2_WRONG, "q3": Q3_WRONG, "q4": Q4_WRONG, "q5": Q5_WRONG, "q6": Q6_WRONG,
          "q7": Q7_WRONG}
 
+Q5_RIGHT = {
+    "a ValueError subclass": """
+class SequenceTooLong(ValueError):
+    pass
+class CheckedPositionalEmbedding(LearnedPositionalEmbedding):
+    def forward(self, x):
+        if x.shape[1] > self.max_len:
+            raise SequenceTooLong(f"{x.shape[1]} positions, but the table has max_len = {self.max_len} rows")
+        return super().forward(x)
+""",
+    "the limit at the end of a sentence": GUARD_HEAD + """
+        if x.shape[1] > self.max_len:
+            raise ValueError(f"too long: {x.shape[1]} tokens, at most {self.max_len}.")
+        return super().forward(x)
+""",
+}
+
 RIGHT = {
     "q1": Q1_RIGHT,
     "q2": Q2_RIGHT,
+    "q5": Q5_RIGHT,
     "q3": {"permute and transpose": """
 def add_positions(x, table, batch_first=True):
     if not batch_first:
@@ -416,3 +485,11 @@ def test_q7_feedback_on_the_chapters_experiment_holds_on_every_seed():
         accuracy = np.array(run["by_position"]["plain"][1:], dtype=float)     # position 0 has no target
         assert accuracy[: L - 1].mean() >= 0.95 and accuracy[L + 7:].max() <= 0.3, run["seed"]
     assert "soon after L" in EXERCISES.question("q7").options["b"]
+
+
+def test_no_feedback_cites_the_worked_solution():
+    """Students have not seen the worked solution when they read the feedback."""
+    from posenc.book import mistakes
+
+    texts = [*EXERCISES.question("q7").options.values(), *mistakes.messages(["ch04"])]
+    assert not any("worked solution" in text for text in texts)

@@ -145,11 +145,11 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     if power < n_heads:
         s = np.concatenate([s, geometric(2 * power)[0::2][: n_heads - power]])
     return s"""), "round(log2 n)"),
-        "float32 slopes, off in the 8th digit": (SLOPES.format(body="""
+        "off by 3e-4": (SLOPES.format(body="""
     s = geometric(power)
     if power < n_heads:
         s = np.concatenate([s, geometric(2 * power)[0::2][: n_heads - power]])
-    return s * (1 + 3e-6)"""), "has slope 0.0625002, expected 0.0625"),
+    return s * (1 + 3e-4)"""), ") has slope "),
     },
     "q3": {
         "i minus j": (BIAS.format(body="""
@@ -289,6 +289,11 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     return (buckets + torch.where(is_small, relative_position, large)).numpy()"""),
     },
     "q2": {
+        "float32 slopes": (SLOPES.format(body="""
+    s = geometric(power)
+    if power < n_heads:
+        s = np.concatenate([s, geometric(2 * power)[0::2][: n_heads - power]])
+    return s.astype(np.float32)""")),
         "recursive, like the official code": ("""
 import math
 import numpy as np
@@ -300,6 +305,18 @@ def alibi_slopes(n_heads):
         return np.array(power_of_two(n_heads))
     c = 2 ** math.floor(math.log2(n_heads))
     return np.array(power_of_two(c) + list(alibi_slopes(2 * c))[0::2][: n_heads - c])"""),
+    },
+    "q6": {
+        "float32": """
+import numpy as np
+def shaw_logits(q, k, key_table, max_distance):
+    q, k, key_table = q.astype(np.float32), k.astype(np.float32), key_table.astype(np.float32)
+    n, d = q.shape
+    offsets = np.arange(n)[None, :] - np.arange(n)[:, None]
+    index = np.clip(offsets, -max_distance, max_distance) + max_distance
+    relative = np.einsum("id,ijd->ij", q, key_table[index])
+    return (q @ k.T + relative) / np.sqrt(np.float32(d))
+""",
     },
     "q4": {
         "torch": ("""

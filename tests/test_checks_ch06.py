@@ -341,13 +341,21 @@ def test_a_torch_solution_of_q4_and_an_integer_type_pass(solution):
 
 # Other right answers, each passing on every seed (tests/test_checks_all.py).
 RIGHT = {
-    "q3": {"own rope still the placeholder": """
+    "q3": {"float32 (the rule for numbers)": LOGITS.format(body="""
+    x, W_q, W_k = (np.asarray(a, dtype=np.float32) for a in (x, W_q, W_k))
+    q, k = rope(x @ W_q.T, positions, "interleaved", base), rope(x @ W_k.T, positions, "interleaved", base)
+    return q @ k.T"""),
+           "own rope still the placeholder": """
 def rope(x, positions, layout="interleaved", base=10000.0):
     raise NotImplementedError  # your code here
 """ + LOGITS.format(body="""
     q, k = rope(x @ W_q.T, positions, "interleaved", base), rope(x @ W_k.T, positions, "interleaved", base)
     return q @ k.T""")},
     "q4": {"typed as a string": "first_bad_position = str(first_bad_position)"},
+    "q6": {"float32 (the rule for numbers)": CACHE.format(body="""
+    position = len(cached_keys)
+    keys = np.vstack([cached_keys, turn(k_new, position)]).astype(np.float32)
+    return keys @ turn(q_new, position).astype(np.float32)""")},
     "q5": {"upper case": 'porting_choice = "A"', "a list": 'porting_choice = ["a"]',
            "option a": 'porting_choice = "option a"', "in parentheses": 'porting_choice = "(a)"',
            "a sentence": 'porting_choice = "Option (A)"'},
@@ -378,3 +386,13 @@ def test_the_precision_claims_of_the_feedback_hold():
     in_float16 = (positions.astype(np.float16)[:, None] * theta.astype(np.float16)).astype(np.float64)
     assert np.abs(in_float32 - exact).max() > 1e-4 and "more than 1e-4 rad" in ch06.FLOAT32_ANGLES
     assert np.abs(in_float16 - exact).max() > 1.0 and "off by radians" in ch06.LOW_PRECISION
+
+
+def test_q1_states_the_precision_it_asks_for():
+    import math
+
+    from posenc.exercises.checks import ch06
+    from tests.test_checks_all import _question_texts
+
+    stated = f"$10^{{{round(math.log10(ch06.ROPE_PRECISION))}}}$"
+    assert stated in _question_texts(SET_ID)["q1"] and "about precision itself" in _question_texts(SET_ID)["q1"]

@@ -62,7 +62,8 @@ WRONG = {
         "d/2 exponent": (NTK.format("base * scale ** (d / 2)"), "expected"),
         "a tensor of several numbers": ("import torch\ndef ntk_base(base, scale, d):\n    return torch.ones(2)\n",
                                         "expected a number, got a torch tensor"),
-        "close but not equal": (NTK.format("base * scale ** (d / (d - 2)) * (1 + 1e-8)"), "expected 20221.2617, got 20221.2619"),
+        "off by 3e-4 of its size": (NTK.format("base * scale ** (d / (d - 2)) * (1 + 3e-4)"),
+                                    "expected 20221.3, got 20227.3"),
     },
     "q3": {
         "ramp reversed": (yarn(mix="gamma * omega / scale + (1 - gamma) * omega"), "wrong way round"),
@@ -92,17 +93,17 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
         "sqrt temperature": (yarn(logit="float(np.sqrt(0.1 * np.log(scale) + 1))"), "not by its square root"),
     },
     "q4": {
-        "everything": ("curve_statements = 'abcde'", "(b) not supported"),
-        "forgot c": ("curve_statements = 'a'", "(c) supported"),
-        "believes d": ("curve_statements = 'acd'", "(d) not supported"),
-        "ranks methods": ("curve_statements = 'ace'", "(e) not supported"),
+        "everything": ("curve_statements = 'abcde'", "not yet: at least one letter is wrong or missing"),
+        "forgot c": ("curve_statements = 'a'", "what a causal model's prediction at position 40 depends on"),
+        "believes d": ("curve_statements = 'acd'", "does not say which"),
+        "ranks methods": ("curve_statements = 'ace'", "which methods this table measures"),
         "unknown letter": ("curve_statements = 'af'", "no option f"),
         "a misspelt word": ("curve_statements = 'optoins a and c'", "is not an option letter"),
         "not a string": ("curve_statements = 3", "string of letters"),
-        "empty": ("curve_statements = ''", "(a) supported"),
+        "empty": ("curve_statements = ''", "not yet"),
     },
     "q5": {
-        "learned": ("bet_local_sum = 'a'", "never received a gradient"),
+        "learned": ("bet_local_sum = 'a'", "(a) not the best bet: a learned table has rows"),
         "sinusoidal": ("bet_local_sum = 'b'", "never seen in training"),
         "rotary": ("bet_local_sum = 'd'", "2L and then fell"),
         "nope": ("bet_local_sum = 'e'", "causal mask"),
@@ -111,7 +112,9 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     "q6": {
         "untouched": (ANGLES.format(pi="positions / scale", ntk="base * scale ** ((d - 2) / d)"), "still there"),
         "fixed the wrong branch": (ANGLES.format(pi="positions * scale", ntk="base * scale ** ((d - 2) / d)"),
-                                   "not fixed yet"),
+                                   "not fixed yet for method='ntk'"),
+        "fixed, but the pi path broken": (ANGLES.format(pi="positions * scale", ntk="base * scale ** (d / (d - 2))"),
+                                          "method='pi' was right as handed out"),
         "ntk as pi": (ANGLES.format(pi="positions / scale", ntk="base * scale"), "not fixed yet for method='ntk'"),
     },
 }
@@ -158,7 +161,18 @@ def test_q4_shows_the_measured_table_in_both_copies():
 
 
 RIGHT = {
-    "q3": {"float32 frequencies": yarn(mix="((1 - gamma) * omega / scale + gamma * omega).astype(np.float32)")},
+    "q1": {"float32": PI.format("np.asarray(positions, dtype=np.float32) * np.float32(train_length / target_length)")},
+    "q2": {"float32": "import numpy as np\ndef ntk_base(base, scale, d):\n"
+                      "    return float(np.float32(base) * np.float32(scale) ** np.float32(d / (d - 2)))\n",
+           "another order of operations": "import math\n" + NTK.format("base * math.exp(d / (d - 2) * math.log(scale))")},
+    "q3": {"float32 frequencies": yarn(mix="((1 - gamma) * omega / scale + gamma * omega).astype(np.float32)"),
+           "float32 throughout": yarn(turns="(train_length * omega / (2 * np.pi)).astype(np.float32)",
+                                      mix="((1 - gamma) * omega.astype(np.float32) / np.float32(scale) "
+                                          "+ gamma * omega.astype(np.float32))",
+                                      logit="float(np.float32(0.1) * np.log(np.float32(scale)) + 1) ** 2")},
+    "q6": {"fixed in float32": ANGLES.format(pi="positions / scale", ntk="base * scale ** (d / (d - 2))").replace(
+        "np.outer(positions, base ** (-2 * np.arange(d // 2) / d))",
+        "np.outer(positions.astype(np.float32), np.float32(base) ** (-2 * np.arange(d // 2, dtype=np.float32) / d))")},
     "q4": {spelling: f"curve_statements = {spelling!r}" for spelling in (
         "a and c", "options a and c", "(a), (c)", "A, C", "a c")},
     "q5": {"option c": "bet_local_sum = 'option c'", "(c)": "bet_local_sum = '(c)'"},
@@ -172,3 +186,25 @@ def test_q5_names_the_offsets_never_seen_in_training():
     reason = EXERCISES.question("q5").options["d"]
     assert f"keys {L} to 50 places back" in reason and f"offsets 0 to {L - 1}" in reason
     assert "irrelevant at any length" not in EXERCISES.question("q5").options["c"]
+
+
+def test_q4_e_feedback_says_what_the_benchmark_shows_and_the_file_bears_it_out():
+    """(e) is not supported by q4's table (rotary alone), and its feedback says that the chapter's benchmark
+    has T5 on the same task, with both numbers from results/ch07.json: every T5 seed above every rotary seed
+    on positions 32..63."""
+    from posenc.exercises.checks import ch07
+
+    far = ch07.far_bin(ch07.benchmark_results()[0])
+    t5, rope = ch07._spread("first/t5")[far], ch07._spread(ch07.CURVE_KIND)[far]
+    assert t5[1] > rope[2], (t5, rope)
+    reason = EXERCISES.question("q4").options["e"]
+    assert f"T5 reads positions 32..63 at {t5[0]:.2f} against rotary's {rope[0]:.2f}" in reason
+    assert "not supported" in reason and "other methods were not measured" not in reason
+
+
+def test_the_notebook_imports_math():
+    from posenc.exercises import authoring
+    from tests.conftest import copy_namespace
+
+    assert "math" in copy_namespace(SET_ID, "exercise")
+    assert any(s.stem.startswith("ch07") for s in authoring.sources())

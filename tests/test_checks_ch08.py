@@ -45,6 +45,8 @@ WRONG = {
         "exp of bits": (NATS.format("mean_nats / math.log(2), math.exp(mean_nats / math.log(2))"), "exp of the bits"),
         "swapped": (NATS.format("math.exp(mean_nats), mean_nats / math.log(2)"), "wrong way round"),
         "one number": (NATS.format("mean_nats / math.log(2)"), "pair"),
+        "off by 3e-4": (NATS.format("mean_nats / math.log(2) * 1.0003, math.exp(mean_nats)"),
+                        "the bits per character is"),
     },
     "q2": {
         "whole table": (NONOVERLAPPING.format("float(losses.mean())"), "averaged the whole table"),
@@ -55,6 +57,14 @@ WRONG = {
                           "window's number"),
         "first window only": (NONOVERLAPPING.format("float(np.mean([losses[c, c] for c in range(length)]))"),
                               "only the first window"),
+        "zeroes the caller's losses": ("""
+import numpy as np
+def nonoverlapping_mean(losses, length):
+    t = np.arange(losses.shape[0])
+    mean = float(losses[t, t % length].mean())
+    losses[:] = 0
+    return mean
+""", "changed its input `losses` in place (every entry set to 0)"),
     },
     "q3": {
         "every byte of every window": (SLIDING_LOOPS.format(first="0"), "counted several times"),
@@ -63,16 +73,25 @@ WRONG = {
         "stride for the kept part": (SLIDING.format("np.where(t < length, t, stride + (t - length) % stride)"),
                                      "length - stride old bytes"),
         "full context": (SLIDING.format("np.full_like(t, length - 1)"), "full window"),
+        "zeroes the caller's losses": ("""
+import numpy as np
+def sliding_mean(losses, length, stride):
+    t = np.arange(losses.shape[0])
+    context = np.where(t < length, t, length - stride + (t - length) % stride)
+    mean = float(losses[t, context].mean())
+    losses.fill(0)
+    return mean
+""", "changed its input `losses` in place"),
     },
     "q4": {
-        "the sinusoidal line only": ('figure_statements = "a"', "ALiBi degrades less"),
-        "forgetting the sinusoidal line": ('figure_statements = "b"', "gets worse past L, as in the paper"),
-        "extrapolating to 100L": ('figure_statements = "abc"', "100L"),
-        "comparing with the paper": ('figure_statements = "abd"', "cannot be compared"),
-        "the learned table's rows": ('figure_statements = "abe"', "never received a gradient"),
+        "the sinusoidal line only": ('figure_statements = "a"', "how much rotary and ALiBi each rise"),
+        "forgetting the sinusoidal line": ('figure_statements = "b"', "not yet: at least one letter is wrong"),
+        "extrapolating to 100L": ('figure_statements = "abc"', "how far the figure's lengths reach"),
+        "comparing with the paper": ('figure_statements = "abd"', "does not say which"),
+        "the learned table's rows": ('figure_statements = "abe"', "which rows of a learned table ever receive"),
     },
     "q5": {
-        "rotary": ('deploy_choice = "d"', "angles"),
+        "rotary": ('deploy_choice = "d"', "(d) not the best choice: rotary reads"),
         "sinusoidal": ('deploy_choice = "b"', "never saw the rows past L"),
         "learned": ('deploy_choice = "a"', "never received a gradient"),
         "ALiBi": ('deploy_choice = "c"', "compare its level"),
@@ -82,10 +101,18 @@ WRONG = {
 
 RIGHT = {
     "q1": {"numpy": "import numpy as np\ndef bits_and_perplexity(mean_nats):\n"
-                    "    return float(np.log2(np.e) * mean_nats), float(np.exp(mean_nats))\n"},
+                    "    return float(np.log2(np.e) * mean_nats), float(np.exp(mean_nats))\n",
+           "float32": "import numpy as np\ndef bits_and_perplexity(mean_nats):\n"
+                      "    n = np.float32(mean_nats)\n    return n / np.float32(np.log(2)), np.exp(n)\n",
+           "torch tensors": "import torch\ndef bits_and_perplexity(mean_nats):\n"
+                            "    n = torch.tensor(mean_nats)\n    return n / torch.log(torch.tensor(2.0)), torch.exp(n)\n"},
     "q2": {"loops": "import numpy as np\ndef nonoverlapping_mean(losses, length):\n"
-                    "    return float(np.mean([losses[t][t % length] for t in range(len(losses))]))\n"},
-    "q3": {"loops": SLIDING_LOOPS.replace("first = {first}", "first = 0 if start == 0 else length - stride")},
+                    "    return float(np.mean([losses[t][t % length] for t in range(len(losses))]))\n",
+           "float32": NONOVERLAPPING.replace("losses = np.asarray(losses)", "losses = np.asarray(losses, dtype=np.float32)")
+           .format("losses[t, t % length].mean()")},
+    "q3": {"loops": SLIDING_LOOPS.replace("first = {first}", "first = 0 if start == 0 else length - stride"),
+           "float32": SLIDING.replace("losses = np.asarray(losses)", "losses = np.asarray(losses, dtype=np.float32)")
+           .format("np.where(t < length, t, length - stride + (t - length) % stride)")},
 }
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from posenc.exercises.framework import (
-    FAILED, NOT_ATTEMPTED, PASSED, ChoiceQuestion, FunctionQuestion, ValueQuestion, kind_of, read_choice,
+    FAILED, INLINE_LIMITS, NOT_ATTEMPTED, PASSED, ChoiceQuestion, FunctionQuestion, ValueQuestion, checking_rules,
+    compare_number, describe_mismatch, kind_of, read_choice,
 )
 from posenc.exercises.probe import TypedValue, collect, library_stand_in, round_trip
 
@@ -21,8 +22,11 @@ def test_common_spellings_of_a_choice_are_read_as_their_letters(written, letters
     assert read_choice(written, OPTIONS) == (frozenset(letters), None)
 
 
+IDEAS = {letter: f"idea {letter}" for letter in "abcde"}
+
+
 def test_a_word_that_is_no_letter_is_named_with_the_accepted_form():
-    question = ChoiceQuestion("q", "t", "choice", answer="ac", options=OPTIONS)
+    question = ChoiceQuestion("q", "t", "choice", answer="ac", options=OPTIONS, ideas=IDEAS)
     passed, message = question.judge(["optoin a"])
     assert not passed and "'optoin' is not an option letter" in message and '"a, b"' in message
     for spelling in ("option a and option c", "(a), (c)", ["a", "c"], {"c", "a"}):
@@ -80,14 +84,38 @@ def test_the_students_warnings_are_captured_and_attributed(recwarn):
     assert "divide by zero" in result.message and not list(recwarn)
 
 
-def test_inputs_written_into_are_reported_when_the_question_forbids_it():
+def test_inputs_written_into_are_reported_with_what_changed():
     def f(x, k):
         x *= k
         return x
 
-    assert _function_question().grade({"f": f}).passed                  # allowed unless the question says so
-    result = _function_question(inputs_unchanged=True).grade({"f": f})
-    assert result.status == FAILED and "changed its input `x` in place" in result.message, result.line()
+    result = _function_question().grade({"f": f})                        # every question forbids it
+    assert result.status == FAILED, result.line()
+    assert "changed its input `x` in place (every entry multiplied by 2)" in result.message, result.line()
+    assert _function_question(inputs_unchanged=False).grade({"f": f}).passed
+
+    def g(x, k):
+        out = x * k
+        x[0] = 7.0
+        return out
+
+    assert "changed its input `x` in place (1 of its 4 entries changed)" in _function_question().grade({"f": g}).message
+
+
+def test_a_tensor_written_into_is_reported_too():
+    import torch
+
+    def f(x):
+        x += 1
+        return x
+
+    question = FunctionQuestion("q", "t", "f", probes=lambda seed: [(np.zeros(3),)], reference=lambda x: x + 1)
+    probe = question.probe(0)
+    probe["steps"][0]["args"] = [{"__tensor__": np.zeros(3)}]
+    collected = round_trip(collect({"f": f}, round_trip(probe)))
+    outcome = collected["data"][0]
+    assert outcome.changed == [0] and outcome.changes == ["1 added to every entry"], outcome
+    assert isinstance(f(torch.zeros(1)), torch.Tensor)
 
 
 def test_a_stand_in_is_the_library_function_with_the_students_signature():
@@ -120,14 +148,129 @@ def test_a_set_keeps_its_kind_through_the_round_trip():
 
 
 def test_number_messages_show_the_digits_that_differ_and_no_internal_names():
-    from posenc.exercises.checks import ch00, ch01, ch03, ch07
+    message = compare_number(20221.3 * (1 + 3e-4), 20221.3)
+    shown = message.replace(",", "").split()
+    assert shown[1] != shown[3], message                      # "expected 20221.3, got 20227.4"
+    message = compare_number(TypedValue("torch.Tensor", np.ones(2)), 1.0)
+    assert "TypedValue" not in message and "torch tensor" in message, message
+    from fractions import Fraction
 
-    for compare in (ch00._compare_gap, ch01._compare_number, ch03._compare_number, ch07._compare_number):
-        message = compare(20221.3 * (1 + 1e-5), 20221.3, ())
-        shown = message.replace(",", "").split()
-        assert shown[1] != shown[3], message                      # "expected 20221.3, got 20221.5"
-        message = compare(TypedValue("torch.Tensor", np.ones(2)), 1.0, ())
-        assert "TypedValue" not in message and "torch tensor" in message, message
+    message = ValueQuestion("q", "t", "v", expected=lambda: 1.0).grade({"v": (Fraction(1, 3), object())}).message
+    assert "TypedValue" not in message and "0.333" in message and "<object object" in message, message
+
+
+# ---------------------------------------------------------------------------------------------------
+# The rule for numbers (PRECISION), the same in every question
+
+
+def test_float32_arithmetic_passes_and_a_slip_of_a_thousandth_does_not():
+    rng = np.random.default_rng(0)
+    expected = rng.normal(size=(6, 5)) @ rng.normal(size=(5, 4))
+    assert describe_mismatch(expected.astype(np.float32), expected) is None
+    assert describe_mismatch(expected * (1 + 1e-3), expected) is not None
+    assert compare_number(np.float32(np.pi), np.pi) is None and compare_number(np.pi * 1.001, np.pi)
+    assert compare_number(41, 42) and compare_number(42.0, 42) is None     # whole numbers exactly
+
+
+def test_the_message_names_the_value_that_broke_the_tolerance_not_the_largest_difference():
+    expected = np.array([1000.0, 1.0, 0.001])
+    got = expected + np.array([0.05, 0.0, 0.2])      # 0.05 off 1000 is within 1e-4 of it; 0.2 off 0.001 is not
+    message = describe_mismatch(got, expected, what="values")
+    assert "at index (2,)" in message and "expected 0.001, got 0.201" in message, message
+    got = expected + np.array([0.0, 0.0, 0.15])      # a near miss says by how much, and what the check allows
+    message = describe_mismatch(got, expected, what="values")
+    assert "off by 0.15, more than the 0.1 the check allows there" in message, message
+
+
+def test_the_rule_is_stated_in_every_exercise_notebook_with_the_checks_own_numbers():
+    from posenc.exercises import authoring
+
+    rules = checking_rules()
+    assert "$10^{-4}$" in rules and f"{INLINE_LIMITS['call_seconds']:g} s" in rules and "torch tensor" in rules
+    for source in authoring.sources():
+        assert "{{ posenc.exercises.framework:checking_rules }}" in source.read_text(), source.name
+
+
+# ---------------------------------------------------------------------------------------------------
+# The inline check: a time limit on every call, and no grade for an object a failed cell left behind
+
+
+def test_a_slow_or_endless_function_is_stopped_inline_with_a_message_naming_the_limit(capsys):
+    import time
+
+    from posenc.exercises.framework import Checker, ExerciseSet
+
+    def endless(x, k):
+        while True:
+            pass
+
+    def slow(x, k):
+        time.sleep(30)
+        return x * k
+
+    checker = Checker(ExerciseSet("chXX", "t", [_function_question()]))
+    limit = INLINE_LIMITS["call_seconds"]
+    for answer in (endless, slow):
+        start = time.monotonic()
+        checker("q", {"f": answer})
+        line = capsys.readouterr().out
+        assert time.monotonic() - start < limit + 5, line
+        assert line.startswith("[FAIL] q (0/1)") and f"was stopped after {limit:g} s" in line, line
+        assert "the check's time limit for one call" in line, line
+
+
+def test_the_calls_of_one_question_share_a_time_budget():
+    import time
+
+    def f(x, k):
+        time.sleep(0.3)
+        return x * k
+
+    question = FunctionQuestion("q", "t", "f", probes=lambda seed: [(np.arange(3.0), k) for k in range(6)],
+                                reference=lambda x, k: x * k)
+    result = question.grade({"f": f}, limits={"call_seconds": 1.0, "total_seconds": 1.0})
+    assert result.status == FAILED and "the calls of this question used up the 1 s the check gives it" in \
+        result.message, result.line()
+    assert question.grade({"f": f}).passed                   # no limits unless asked (tests, the batch grader)
+
+
+@pytest.fixture
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    yield shell
+    InteractiveShell.clear_instance()
+
+
+def test_check_says_when_the_graded_object_predates_the_last_failed_run_of_its_cell(shell, capsys):
+    shell.run_cell("from posenc.exercises import checker\ncheck = checker('ch08')")
+    shell.run_cell("import math\ndef bits_and_perplexity(mean_nats):\n    return mean_nats / math.log(2), math.exp(mean_nats)")
+    shell.run_cell("check('q1')")
+    assert capsys.readouterr().out.startswith("[PASS] q1")
+    failed = shell.run_cell("import no_such_module_here\ndef bits_and_perplexity(mean_nats):\n    return 0, 0")
+    assert not failed.success
+    capsys.readouterr()                                     # the traceback
+    shell.run_cell("check('q1')")
+    line = capsys.readouterr().out
+    assert line.startswith("[FAIL] q1 (0/2): `bits_and_perplexity` predates the last run of In [") and \
+        "ModuleNotFoundError" in line, line
+    shell.run_cell("check.summary()")
+    assert "predates" in capsys.readouterr().out
+    shell.run_cell("def bits_and_perplexity(mean_nats):\n    return mean_nats / math.log(2), math.exp(mean_nats)")
+    shell.run_cell("check('q1')")
+    assert capsys.readouterr().out.startswith("[PASS] q1")
+
+
+def test_a_cell_that_failed_after_defining_the_object_leaves_no_stale_note(shell, capsys):
+    shell.run_cell("from posenc.exercises import checker\ncheck = checker('ch08')\nimport math")
+    shell.run_cell("def bits_and_perplexity(n):\n    return n, n")
+    failed = shell.run_cell("def bits_and_perplexity(mean_nats):\n    return mean_nats / math.log(2), math.exp(mean_nats)\n"
+                            "bits_and_perplexity('x')")
+    assert not failed.success
+    capsys.readouterr()                                     # the traceback
+    shell.run_cell("check('q1')")
+    assert capsys.readouterr().out.startswith("[PASS] q1")
 
 
 def test_an_unfinished_helper_is_named_not_the_answer():

@@ -65,6 +65,8 @@ def test_binder_installs_the_cpu_torch_the_package_and_the_same_pins():
     assert re.search(r"^\.$", text, re.M), "Binder must install the course package from the checkout"
     for requirement in RUNTIME:
         assert canonicalize_name(requirement.name) in binder, f"binder/requirements.txt does not pin {requirement.name}"
+    # What a notebook may import is declared once (pyproject.toml): Binder installs that set, no more
+    assert set(binder) == {canonicalize_name(r.name) for r in RUNTIME}, set(binder) ^ {canonicalize_name(r.name) for r in RUNTIME}
     different = {name: (version, CONSTRAINTS.get(name), REQUIREMENTS.get(name)) for name, version in binder.items()
                  if public(version) != CONSTRAINTS.get(name) or REQUIREMENTS.get(name, CONSTRAINTS.get(name))
                  != CONSTRAINTS.get(name)}
@@ -117,3 +119,14 @@ def test_make_setup_can_take_torch_from_the_cpu_index():
     assert f"--no-deps --index-url {index}" in line and "grep '^torch==' constraints.txt" in line, line
     plain = make("-n", "-B", "VENV=/nonexistent/venv", "setup", path_dir=ROOT)
     assert "--index-url" not in plain.stdout
+
+
+def test_the_grader_s_environment_holds_what_a_notebook_may_import_at_the_tested_versions():
+    """make grade's kernels and the inline check() run in .venv: every run-time dependency, the torch extra
+    included, installed at the version constraints.txt pins (the Gradescope bundle installs the same pins,
+    tests/test_gradescope.py)."""
+    from importlib import metadata
+
+    for requirement in RUNTIME:
+        name = canonicalize_name(requirement.name)
+        assert public(metadata.version(name)) == CONSTRAINTS[name], (name, metadata.version(name))

@@ -112,7 +112,7 @@ def test_published_numbers_live_in_one_module():
 
 
 def test_every_sweep_is_registered_with_its_class():
-    assert list(registry.SWEEPS) == ["ch03", "ch04", "ch05", "ch06", "ch07", "ch08"]
+    assert list(registry.SWEEPS) == ["ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10"]
     for name in registry.SWEEPS:
         cls = registry.experiment_class(name)
         assert issubclass(cls, ex.Experiment) and cls.__module__ == f"posenc.experiments.{name}"
@@ -120,13 +120,14 @@ def test_every_sweep_is_registered_with_its_class():
         registry.experiment_class("ch99")
     assert registry.replication_seeds("ch07") == (100, 101, 102, 103, 104)
     assert registry.replication_seeds("ch08") == (100, 101, 102)
+    assert registry.replication_seeds("ch10") == (100, 101, 102, 103, 104)     # its replication_size, not its 10
 
 
 def test_make_experiments_loops_over_the_registry(capsys):
     assert main(["list"]) == 0
     assert capsys.readouterr().out.split() == list(registry.SWEEPS)
     assert main(["list", "--replicated"]) == 0
-    assert capsys.readouterr().out.split() == ["ch07", "ch08"]
+    assert capsys.readouterr().out.split() == ["ch07", "ch08", "ch10"]
     makefile = (ROOT / "Makefile").read_text()
     target = makefile[makefile.index("\nexperiments:"):].split("\n\n")[0]
     assert "posenc.experiments list" in target and "ch0" not in target
@@ -149,7 +150,8 @@ def test_every_result_file_loads_and_names_the_command_that_writes_it(path):
     config, records, _ = results.load_results(path)
     assert type(config) is registry.experiment_class(args.sweep) and records
     cls = type(config)
-    n_seeds = cls.full_seeds if args.seeds is None else args.seeds
+    default = (cls.replication_size or cls.full_seeds) if args.command == "replicate" else cls.full_seeds
+    n_seeds = default if args.seeds is None else args.seeds
     first = args.first_seed if args.first_seed is not None else (
         registry.REPLICATION_FIRST_SEED if args.command == "replicate" else 0)
     assert tuple(config.seeds) == tuple(range(first, first + n_seeds)) == tuple(data["seeds"])

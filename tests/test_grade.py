@@ -48,6 +48,12 @@ def read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
+def without_copies(row: dict) -> dict:
+    """A row without its note of who else has the same code."""
+    notes = [note for note in row["message"].split("; ") if not note.startswith(("same code as", "nobody is"))]
+    return {**row, "message": "; ".join(notes)}
+
+
 def honest_twin(path: Path) -> dict:
     """A tampering notebook without the tampering cells (the cells the student added)."""
     nb = json.loads(path.read_text())
@@ -207,7 +213,12 @@ def test_classmates_rows_do_not_depend_on_the_saboteurs(corpus_run, tmp_path):
     together = {row["file"]: row for row in corpus_run["rows"][1:]}
     assert set(by_file) == {f"{name}.ipynb" for name in HONEST}
     for name, row in by_file.items():
-        assert together[name] == row, (name, together[name], row)
+        assert without_copies(together[name]) == without_copies(row), (name, together[name], row)
+    # Who shares her code depends on who else handed in (the saboteurs' answers are hers): alone, the group
+    # is the three honest notebooks with her answers.
+    assert by_file["ch01_correct_alice.ipynb"]["message"].startswith(
+        "same code as ch01_cells_reordered_xena.ipynb, ch01_duplicate_of_alice_zoe.ipynb (")
+    for name in by_file:
         # (the note on a slow but correct answer depends on how busy the machine was)
         feedback = [re.sub(r"correct, but one call took [^\n]*", "correct",
                            (folder / name.replace(".ipynb", ".txt")).read_text())

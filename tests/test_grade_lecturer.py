@@ -26,7 +26,7 @@ import pytest
 
 from posenc.grader.cli import main
 from tests.conftest import ROOT
-from tests.submissions import require_bwrap
+from tests.submissions import corpus_module, require_bwrap
 
 CORPUS = ROOT / "tests" / "submissions"
 EXAMPLE = ROOT / "posenc" / "grader" / "examples" / "private_checks" / "ch01_extra.py"
@@ -71,14 +71,6 @@ EXTRA = {"ch01": [
 ]}
 '''
 
-
-def corpus_module():
-    sys.path.insert(0, str(CORPUS))
-    try:
-        import make_corpus
-    finally:
-        sys.path.remove(str(CORPUS))
-    return make_corpus
 
 
 def commented(nb: dict) -> dict:
@@ -351,3 +343,20 @@ def test_4e_make_grade_tells_a_file_it_could_not_grade_from_a_failure(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Error" not in done.stdout + done.stderr
     assert "file could not be graded" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("upload", ["grades.lecturer.ipynb", "GRADES.LECTURER.ipynb", "report.ipynb"])
+def test_no_upload_s_name_overwrites_what_the_run_writes(tmp_path, upload):
+    """Feedback written into the CSV's own folder: a submission named after the lecturer's report (in any
+    case) or any other output gets a feedback file of another name, and the report stays the report."""
+    hand_ins, out = tmp_path / "hand-ins", tmp_path / "results"
+    hand_ins.mkdir()
+    shutil.copy(CORPUS / "ch01_not_json_ada.ipynb", hand_ins / upload)          # read, never run: no kernel
+    report = out / "report.txt"
+    args = [str(hand_ins), "--out", str(out / "grades.csv"), "--feedback-dir", str(out), "--set", "ch01",
+            "--no-sandbox", "--quiet"]
+    assert main(args + (["--lecturer-report", str(report)] if upload == "report.ipynb" else [])) == 1
+    report = report if upload == "report.ipynb" else out / "grades.lecturer.txt"
+    assert report.read_text(encoding="utf-8").startswith("Lecturer's report")
+    feedback = [p for p in out.iterdir() if p.read_text(encoding="utf-8").startswith("Feedback on")]
+    assert len(feedback) == 1 and feedback[0] != report, sorted(p.name for p in out.iterdir())

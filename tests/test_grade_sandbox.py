@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from posenc.exercises.probe import decode, encode
-from posenc.grader.kernel import ForkServer, Limits
+from posenc.grader.kernel import ForkServer, KernelError, Limits
 from posenc.grader.sandbox import landlock_abi, package_dir
 from tests.conftest import ROOT
 from tests.submissions import require_bwrap
@@ -252,6 +252,66 @@ def test_without_bubblewrap_seccomp_still_keeps_a_kernel_to_itself(tmp_path):
     assert not [m for m in report["modules"] if m.startswith(("posenc.exercises.checks.", "posenc.exercises.framework",
                                                               "posenc.grader.session"))], report["modules"]
     assert not (tmp_path.parent / "planted.txt").exists()
+
+
+def test_without_bubblewrap_a_kernel_reads_what_it_would_see_inside_bubblewrap(tmp_path):
+    """Landlock (where the system has it) lets a kernel read only what bubblewrap would show it: not the
+    checks' file names, the checkout's solutions, a classmate's folder, /proc beyond its own process (the
+    command lines of every process), /sys or /etc; its own folder, the environment and the course library
+    as usual (issue 32, item 5)."""
+    if landlock_abi() < 1:
+        pytest.skip("no Landlock here")
+    classmate = tmp_path / "classmate"
+    classmate.mkdir()
+    (classmate / "answers.txt").write_text("a classmate's answers")
+    own = tmp_path / "own"
+    own.mkdir()
+    server = ForkServer(WARM, str(own), sandboxed=False)
+    kernel = server.spawn(Limits(), str(own))
+    try:
+        run(kernel, TRY, f'''
+        import os
+        parent = os.getppid()
+        attempt("checks", lambda: os.listdir({str(package_dir() / "exercises" / "checks")!r}))
+        attempt("solutions", lambda: os.listdir({str(ROOT / "solutions")!r}))
+        attempt("classmate", lambda: open({str(classmate / "answers.txt")!r}).read())
+        attempt("proc", lambda: os.listdir("/proc"))
+        attempt("cmdline", lambda: open(f"/proc/{{parent}}/cmdline", "rb").read())
+        attempt("passwd", lambda: open("/etc/passwd").read())
+        attempt("sys", lambda: os.listdir("/sys"))
+        with open("mine.txt", "w") as handle:
+            handle.write("x")
+        attempt("own file", lambda: open("mine.txt").read())
+        attempt("own status", lambda: open("/proc/self/status").read()[:10])
+        attempt("library", lambda: __import__("posenc.lib.encoding").lib.encoding.sinusoidal_encoding(2, 2).shape)
+        attempt("numpy", lambda: __import__("numpy").linalg.svd(__import__("numpy").eye(3))[1].tolist())
+        ''')
+        report = value(kernel, "report")
+    finally:
+        kernel.kill()
+        server.close()
+    for key in ("checks", "solutions", "classmate", "proc", "cmdline", "passwd", "sys"):
+        assert report[key][0] == "PermissionError", (key, report[key])
+    for key in ("own file", "own status", "library", "numpy"):
+        assert report[key][0] == "ok", (key, report[key])
+
+
+def test_without_bubblewrap_a_kernel_that_starts_too_many_threads_is_stopped(tmp_path):
+    """Inside bubblewrap a kernel's threads are limited in its own user namespace; without it, the grader
+    counts them while it waits for the kernel, and stops one that has more than ``Limits.threads``."""
+    server = ForkServer(WARM, str(tmp_path), sandboxed=False)
+    kernel = server.spawn(Limits(threads=32), str(tmp_path))
+    try:
+        run(kernel, "import threading, time\nthreading.Thread(target=time.sleep, args=(0.5,)).start()")
+        with pytest.raises(KernelError) as error:
+            kernel.call({"op": "run", "code": "import threading, time\n"
+                                              "for _ in range(200):\n"
+                                              "    threading.Thread(target=time.sleep, args=(5,)).start()\n"
+                                              "time.sleep(5)\n"}, 20)
+    finally:
+        kernel.kill()
+        server.close()
+    assert error.value.kind == "limit" and "more than 32 threads" in error.value.message
 
 
 def test_without_bubblewrap_kernels_cannot_reach_into_each_other(tmp_path):

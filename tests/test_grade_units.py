@@ -24,7 +24,7 @@ from posenc.grader.report import clean, csv_cell, feedback_names, say
 from posenc.grader.session import Plan, remove_tree
 from posenc.grader.kernel import Kernel, KernelError
 from posenc.grader.submission import (
-    EMPTY, INVALID, SYMLINK, Submission, detect_set, parse_notebook, prepare_cell, read_submission, set_digest,
+    EMPTY, INVALID, MIN_EVIDENCE, MIN_OWN_CELL, SYMLINK, Submission, detect_set, parse_notebook, prepare_cell, read_submission, set_digest,
     template_sources,
 )
 from posenc.grader.worker import HEADER
@@ -238,6 +238,18 @@ def test_csv_cells_and_terminal_lines_are_inert():
     assert [csv_cell(v) for v in ("+1", "-2", "@SUM(A1)", "\t=1", "ok", "10", "0.0")] == \
         ["'+1", "'-2", "'@SUM(A1)", "' =1", "ok", "10", "0.0"]
     assert clean("a\x1b[31mb\x9bc\u202ed\ud800e\x07") == "a [31mb c d\ufffde "
+
+
+@pytest.mark.parametrize("start", [
+    "\u200b=", "\ufeff=", "\ufe66", "\u2060+", "\u00ad-", "\u180e@", "\u3000=", "\u00a0 \u200b\u200d+",
+    "\ufe62", "\ufe63", "\ufe6b", "\u207c", "\u208a", "\u2212", "\uff1d", "\u200e=", "\u3164=", "\u034f=",
+])
+def test_a_formula_behind_invisible_or_lookalike_characters_is_inert(start):
+    """Zero-width and other invisible characters before =, +, - or @, and their small, full-width, super- and
+    subscript look-alikes (which a spreadsheet's NFKC folding turns into the real sign), all start a formula
+    in some spreadsheet: each gets the leading apostrophe."""
+    assert csv_cell(start + "1+1").startswith("'"), start
+    assert csv_cell("\u200bok") == "\u200bok" and csv_cell("\u00e9=1") == "\u00e9=1"   # text stays text
     assert len(clean("x" * 10_000, limit=100)) == 100
     stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     say(stream, "caf\u00e9 \x1b[2J done")
@@ -252,8 +264,57 @@ def test_duplicates_are_the_same_program_not_the_same_answers():
     ray = read_submission(ROOT / "tests" / "submissions" / "ch01_copies_with_stubs_ray.ipynb")
     untouched = read_submission(EXERCISE)
     assert set_digest(alice, template) == set_digest(zoe, template) != ""
-    assert set_digest(ray, template) not in ("", set_digest(alice, template))   # the stubs run after the copy
+    assert set_digest(ray, template) == set_digest(alice, template)     # her answers, the stubs run again after
     assert set_digest(untouched, template) == ""
+
+
+def _digest_of(nb: dict, tmp_path: Path, name: str) -> str:
+    path = tmp_path / f"{name}.ipynb"
+    path.write_text(json.dumps(nb))
+    return set_digest(read_submission(path), template_sources("ch01"))
+
+
+def _answer_cell(nb: dict, start: str) -> dict:
+    return next(c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).startswith(start))
+
+
+def _edited(nb: dict, how: str) -> dict:
+    """Alice's notebook changed as a copier would: a local variable renamed, cells that do nothing added,
+    two answer cells swapped."""
+    nb = json.loads(json.dumps(nb))
+    cells = nb["cells"]
+    if how == "renamed":
+        cell = _answer_cell(nb, "def sinusoidal_encoding")
+        cell["source"] = "".join(cell["source"]).replace("pos", "where")
+        assert "where" in cell["source"]
+    elif how == "empty cells":
+        for text in ("", "...", '"""my answers"""', "pass\n"):
+            cells.insert(4, {"cell_type": "code", "source": text, "metadata": {}, "outputs": [],
+                             "execution_count": None})
+    elif how == "swapped":
+        first, second = _answer_cell(nb, "def wavelength"), _answer_cell(nb, "def binary_encoding")
+        i, j = cells.index(first), cells.index(second)
+        cells[i], cells[j] = second, first
+    return nb
+
+
+@pytest.mark.parametrize("how", ["renamed", "empty cells", "swapped"])
+def test_a_copy_is_found_through_renamed_names_added_cells_and_another_order(tmp_path, how):
+    alice = json.loads((ROOT / "tests" / "submissions" / "ch01_correct_alice.ipynb").read_text())
+    assert _digest_of(_edited(alice, how), tmp_path, how) == _digest_of(alice, tmp_path, "alice") != ""
+
+
+def test_two_honest_one_liners_are_no_evidence_of_copying(tmp_path):
+    """Two students whose only answer is the same one-liner (the natural way to write it) are not flagged."""
+    one_liner = "def wavelength(i, d_model, base=10000.0):\n    return 2 * np.pi * base ** (2 * i / d_model)\n"
+    digests = []
+    for student in ("ann", "ben"):
+        nb = json.loads(EXERCISE.read_text())
+        _answer_cell(nb, "def wavelength")["source"] = one_liner
+        digests.append(_digest_of(nb, tmp_path, student))
+    assert digests == ["", ""]
+    manual = (ROOT / "book" / "lecturers" / "grading.md").read_text()        # the thresholds the manual states
+    assert f"fewer than {MIN_OWN_CELL} nodes" in manual and f"fewer than {MIN_EVIDENCE} nodes" in manual
 
 
 def test_a_tie_between_sets_grades_the_first_and_says_so():
@@ -262,6 +323,17 @@ def test_a_tie_between_sets_grades_the_first_and_says_so():
     assert chosen == "ch01" and "ch01 as ch02" in note and "--set" in note
     mark_problems(subs, chosen)
     assert [s.problem for s in subs] == ["wrong-set", None, "unknown-set"]
+
+
+def test_a_set_chosen_with_set_brings_no_note():
+    """--set is the lecturer's own choice: no "Note: --set" in the summary or the lecturer's report."""
+    from posenc.grader.report import lecturer_report_text, summary
+
+    subs = [Submission(Path(f"{s}.ipynb"), f"{s}.ipynb", set_id=s) for s in ("ch02", "ch01")]
+    chosen, note = choose_set(subs, "ch01")
+    assert (chosen, note) == ("ch01", "")
+    plan = Plan.make("ch01")
+    assert "Note" not in summary([], plan, 1.0, 0, note) and "Note" not in lecturer_report_text(plan, [], [], note)
 
 
 def test_clean_up_never_follows_links_nor_touches_the_parent(tmp_path):
@@ -353,3 +425,52 @@ def test_time_spent_waiting_for_a_cpu_does_not_count(monkeypatch, stretch):
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         ours.close()
+
+
+def test_a_submission_s_status_is_defined_once_and_set_in_one_place():
+    """posenc.grader.status defines every status; only Submission.refuse sets a problem and only Graded.flag
+    raises a flag, and each refuses a status that is not defined."""
+    import ast
+
+    from posenc.grader import status
+    from posenc.grader.session import Graded
+
+    setters = []
+    for path in sorted((ROOT / "posenc" / "grader").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            for node in ast.walk(function):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+                assigned = [t for target in targets for t in ast.walk(target)
+                            if isinstance(t, ast.Attribute) and t.attr in ("problem", "flags")]
+                appended = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "flags"
+                if assigned or appended:
+                    setters.append((path.name, function.name))
+    assert sorted(set(setters)) == [("session.py", "flag"), ("submission.py", "refuse")], setters
+    with pytest.raises(ValueError, match="unknown status"):
+        Submission(Path("a.ipynb"), "a.ipynb").refuse("broken", "?")
+    with pytest.raises(ValueError, match="unknown flag"):
+        Graded(Submission(Path("a.ipynb"), "a.ipynb")).flag("slow", "?")
+    assert status.combined(None, [status.TIMEOUT, status.MEMORY, status.TIMEOUT]) == "timeout+memory-limit"
+    assert status.combined(status.INVALID, [status.TIMEOUT]) == "invalid" and status.combined(None, []) == "ok"
+
+
+def test_the_command_line_has_subcommands_and_grade_is_the_default(tmp_path, capsys):
+    from posenc.grader.cli import main, parser
+
+    commands = parser()._subparsers._group_actions[0].choices
+    assert set(commands) == {"grade", "gradescope", "run-autograder"}
+    for argv in ([str(tmp_path), "--out", str(tmp_path / "g.csv")], ["grade", str(tmp_path), "--out", str(tmp_path / "g.csv")]):
+        assert main(argv) == 2 and "no .ipynb submissions" in capsys.readouterr().err
+
+
+def test_a_shortened_line_ends_after_a_whole_word():
+    from posenc.grader.report import one_line
+
+    text = "the grader's fork server did not start inside bubblewrap because it was refused " * 5
+    short = one_line(text, 100)
+    assert len(short) <= 100 and short.endswith("\u2026") and text.startswith(short[:-1])
+    assert text[len(short) - 1] == " "                         # the cut falls between two words
+    assert one_line("short enough", 100) == "short enough"

@@ -57,3 +57,19 @@ def test_the_page_is_generated_from_the_checks():
     source = PAGE.read_text(encoding="utf-8")
     assert "posenc.book.mistakes.show()" in source and "{code-cell}" in source
     assert "kernelspec" in source.split("---")[1], "the page must be a MyST notebook so its cell runs"
+
+
+def test_the_page_is_no_answer_key_for_the_choice_questions():
+    """A choice question's option sentences say which option is right (or, listed for every wrong option of a
+    single choice, name the right one by elimination): the page lists only the sentence of ideas that every
+    wrong answer of a question with several right options gets."""
+    from posenc.exercises import SET_IDS, load_set
+    from posenc.exercises.framework import ChoiceQuestion
+
+    listed = mistakes.messages()
+    for set_id in SET_IDS:
+        for question in load_set(set_id).questions:
+            if isinstance(question, ChoiceQuestion):
+                assert not any(text in listed for text in question.options.values()), (set_id, question.qid)
+                if not question.single:
+                    assert question.not_yet() in listed, (set_id, question.qid)

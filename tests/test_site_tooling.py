@@ -3,6 +3,7 @@
 import subprocess
 from types import SimpleNamespace
 
+import pytest
 import yaml
 
 from posenc.book import sphinxext
@@ -51,19 +52,67 @@ def test_course_stylesheet_and_script_are_served_from_the_package():
         assert (sphinxext.STATIC / name).is_file(), name
 
 
-def test_browser_setup_installs_the_versions_the_tests_expect():
+def test_the_npm_pins_and_chromium_live_in_one_place():
+    """reveal.js, MathJax and axe-core are pinned in posenc.book.browser only; the set-up scripts, the decks and
+    the browser tests read them there, and the tests drive the build's Chromium with the build's flags."""
+    from posenc.book import browser
     from tests.browser import helpers
 
-    script = (ROOT / "tests" / "browser" / "setup.sh").read_text()
-    assert f"MATHJAX_VERSION=${{MATHJAX_VERSION:-{helpers.MATHJAX_VERSION}}}" in script
-    assert f"AXE_VERSION=${{AXE_VERSION:-{helpers.AXE_VERSION}}}" in script
+    assert set(browser.PACKAGES) == {"reveal.js", "mathjax", "axe-core"}
+    assert helpers.MATHJAX_DIR == browser.PACKAGES["mathjax"].folder
+    assert helpers.AXE_DIR == browser.PACKAGES["axe-core"].folder
+    assert helpers.CHROMIUM_ARGS is browser.CHROMIUM_ARGS and helpers.chromium_path is browser.chromium_path
+    for path in ("book/setup.sh", "tests/browser/setup.sh", "tests/browser/helpers.py", "posenc/book/slides/page.py"):
+        text = (ROOT / path).read_text()
+        for package in browser.PACKAGES.values():
+            assert package.version not in text, f"{path} pins {package.name} {package.version} itself"
+    assert "posenc.book.browser fetch reveal.js mathjax" in (ROOT / "book" / "setup.sh").read_text()
+    assert "posenc.book.browser fetch axe-core" in (ROOT / "tests" / "browser" / "setup.sh").read_text()
 
 
-def test_browser_setup_script_is_valid_bash():
-    script = ROOT / "tests" / "browser" / "setup.sh"
-    assert script.stat().st_mode & 0o111, "setup.sh must be executable"
-    subprocess.run(["bash", "-n", str(script)], check=True)
-    assert "playwright install" not in script.read_text().replace("never 'playwright install'", "")
+def test_make_book_needs_no_script_of_the_tests():
+    makefile = (ROOT / "Makefile").read_text()
+    book = makefile[makefile.index("\nbook:"):].split("\n\n")[0]
+    assert "book-setup" in book.splitlines()[1] and "tests/" not in book
+    setup = makefile[makefile.index("\nbook-setup:"):].split("\n\n")[0]
+    assert "book/setup.sh" in setup and "tests/" not in setup
+    assert "book/setup.sh" in (ROOT / "tests" / "browser" / "setup.sh").read_text()
+
+
+@pytest.mark.parametrize("script", ["book/setup.sh", "tests/browser/setup.sh"])
+def test_setup_scripts_are_valid_bash(script):
+    path = ROOT / script
+    assert path.stat().st_mode & 0o111, f"{script} must be executable"
+    subprocess.run(["bash", "-n", str(path)], check=True)
+    assert "playwright install" not in path.read_text().replace("never 'playwright install'", "")
+
+
+def test_npm_packages_are_fetched_into_their_folders(tmp_path, monkeypatch):
+    """python -m posenc.book.browser fetch unpacks only the parts a package keeps (npm replaced by a stub)."""
+    import io
+    import tarfile
+
+    from posenc.book import browser
+
+    def fake_run(command, cwd, check, stdout):
+        assert command[:3] == ["npm", "pack", "--silent"] and command[3] == "mathjax@" + package.version
+        with tarfile.open(f"{cwd}/mathjax-{package.version}.tgz", "w:gz") as tar:
+            for name in ("package/es5/tex-svg-full.js", "package/LICENSE", "package/unused.txt"):
+                info = tarfile.TarInfo(name)
+                info.size = 4
+                tar.addfile(info, io.BytesIO(b"data"))
+
+    package = browser.PACKAGES["mathjax"]
+    monkeypatch.setenv(package.variable, str(tmp_path / "mathjax"))
+    monkeypatch.setattr(browser.subprocess, "run", fake_run)
+    monkeypatch.setattr(browser.shutil, "which", lambda name: "/usr/bin/npm")
+    assert browser.fetch(["mathjax"], log=lambda *_: None) == []
+    assert package.ready and (tmp_path / "mathjax" / "LICENSE").exists()
+    assert not (tmp_path / "mathjax" / "unused.txt").exists()
+    assert browser.fetch(["mathjax"], log=lambda *_: None) == []          # already there: nothing to do
+    monkeypatch.setenv(package.variable, str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    assert browser.fetch(["mathjax"], log=lambda *_: None) == ["mathjax"]
 
 
 def test_pages_workflow_builds_and_deploys_the_site():

@@ -1,23 +1,28 @@
-"""The slide decks' descriptions (book/slides/chNN.yml) against the chapters, without a built book.
+"""The slide decks (book/slides/chNN.yml) against the spec's rules and their chapters, without a built book.
 
-A deck selects the chapter's content by cell id, figure name and words of a Mistake message; these tests fail
-as soon as one of them no longer exists (a cell deleted or re-identified, a figure renamed, a message
-reworded), and when a chapter of the toc has no deck. The decks as a lecturer sees them are tested in
-tests/browser/test_slides.py.
+A deck names what it shows of its chapter by figure name, equation label or cell id, theorem label, table cell,
+explorer cell, glued value and words of a Mistake message; these tests fail as soon as one of them no longer
+exists, when a deck breaks a rule of the spec (one thing per slide, at most three bullets, minutes adding up to
+50, notes with what to say, questions with their answers...), and when a chapter of the toc has no deck. The
+decks as a lecturer sees them are tested in tests/browser/test_slides.py; the figures drawn for the slides in
+tests/test_slide_figures.py.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+import textwrap
 
 import nbformat
 import pytest
 
 from posenc.book import slides
+from posenc.book.slides import render, spec
 from posenc.exercises.authoring import toc_notebooks
 
 DECK_FILES = slides.deck_files()
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 
 def chapter_of(deck: slides.Deck, notebook=None, executed=None) -> slides.Chapter:
@@ -28,6 +33,36 @@ def chapter_of(deck: slides.Deck, notebook=None, executed=None) -> slides.Chapte
 @pytest.fixture(scope="module")
 def decks():
     return {path.stem: slides.load_deck(path) for path in DECK_FILES}
+
+
+def write_deck(tmp_path, body: str, name: str = "ch00.yml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+def minimal_deck(slides_yaml: str, filler_minutes: float | None = None) -> str:
+    """A deck of chapter 0: a cover, the given slides, twelve fillers (sharing ``filler_minutes``, by default what
+    the lecture has left) and a question, so that only the given slides can break a rule."""
+    body = textwrap.dedent(slides_yaml)
+    used = sum(float(m) for m in re.findall(r"minutes: ([\d.]+)", body))
+    share = (filler_minutes if filler_minutes is not None else slides.LECTURE_MINUTES - 2 - used) / 12
+    fillers = "".join(f"""
+- id: filler-{number}
+  title: Filler slide {number}
+  bullets: [A bullet]
+  minutes: {share}
+  say: Something to say.""" for number in range(12))
+    cover = "- id: cover\n  cover: true\n  minutes: 1\n  say: Hello."
+    question = ("- id: question\n  title: A question\n  question: Why?\n  answer: Because.\n  wrong: [Not so.]\n"
+                "  minutes: 1\n  say: Ask it.")
+    slides_part = "\n".join([cover, body.strip("\n"), fillers.strip("\n"), question])
+    return ("chapter: notebooks/00_why_order_matters.ipynb\nsections:\n  - id: all\n    title: All\n    slides:\n"
+            + textwrap.indent(slides_part, "      ") + "\n")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every deck of the course
 
 
 def test_every_chapter_of_the_toc_has_a_deck():
@@ -42,132 +77,386 @@ def test_every_chapter_of_the_toc_has_a_deck():
 
 
 @pytest.mark.parametrize("path", DECK_FILES, ids=lambda p: p.stem)
-def test_every_reference_of_the_deck_exists_in_its_chapter(path):
-    deck = slides.load_deck(path)
+def test_every_deck_follows_the_spec_and_every_reference_exists(path):
+    deck = slides.load_deck(path)                                # raises DeckError on a broken rule
     assert deck.chapter.exists(), f"{path.name}: {deck.chapter} does not exist"
-    assert deck.set_id in path.stem
     built = slides.deck_slides(deck, chapter_of(deck))          # raises DeckError on a missing reference
-    assert slides.MIN_SLIDES <= len(built) <= slides.MAX_SLIDES, f"{path.name}: {len(built)} slides"
-    assert all(len(re.sub(r"<[^>]+>", "", slide.notes).strip()) >= 20 for slide in built), (
-        f"{path.name}: a slide without speaker notes")
+    assert slides.MIN_SLIDES <= len(built) <= slides.MAX_SLIDES
+    assert deck.minutes == slides.LECTURE_MINUTES
     kinds = [slide.kind for slide in built]
-    assert kinds[:2] == ["title", "objectives"] and kinds[-2:] == ["summary", "question"], kinds
-    assert "misconceptions" in kinds
+    assert kinds[0] == "cover" and "question" in kinds and "figure" in kinds, kinds
+    assert all(len(re.sub(r"<[^>]+>", "", slide.notes)) >= 40 for slide in built), f"{path.name}: thin notes"
 
 
 @pytest.mark.parametrize("path", DECK_FILES, ids=lambda p: p.stem)
 def test_every_figure_of_the_deck_has_alt_text_and_a_caption(path):
     deck = slides.load_deck(path)
     chapter = chapter_of(deck)
-    names = [name for spec in deck.slides for name in spec.figures]
+    names = [slide.shows for slide in deck.slides if slide.kind == "figure"]
     assert names, f"{path.name} shows no figure of its chapter"
     for name in names:
         meta = chapter.figures[name].metadata["mystnb"]
         assert meta["image"]["alt"].strip() and meta["figure"]["caption"].strip(), name
 
 
+def test_decks_give_the_teaching_guide_stable_sections_slides_and_minutes():
+    deck = slides.outline("ch05")
+    assert [section.id for section in deck.sections][0] == "opening"
+    numbers = [slide.number for slide in deck.slides]
+    assert numbers == list(range(1, len(numbers) + 1))
+    for section in deck.sections:
+        assert section.first <= section.last and section.minutes > 0 and section.title
+    assert sum(section.minutes for section in deck.sections) == slides.LECTURE_MINUTES
+    slide = deck.slide("t5-vs-alibi")
+    assert slide.kind == "question" and deck.section(slide.section).first <= slide.number
+    with pytest.raises(KeyError, match="no slide"):
+        deck.slide("no-such-slide")
+
+
+# ---------------------------------------------------------------------------------------------------
+# A deck that no longer fits its chapter
+
+
 def test_a_deleted_cell_stops_the_deck(decks):
-    deck = decks["ch05"]
-    referenced = deck.slides[0].lead[0]
+    deck = decks["ch00"]
+    referenced = next(slide.shows for slide in deck.slides if slide.kind == "equation")
+    cell_id = re.split(r"[#$]", referenced)[0]
     notebook = nbformat.read(deck.chapter, as_version=4)
-    notebook.cells = [cell for cell in notebook.cells if cell.get("id") != referenced]
-    with pytest.raises(slides.DeckError, match=re.escape(repr(referenced))):
+    notebook.cells = [cell for cell in notebook.cells if cell.get("id") != cell_id]
+    with pytest.raises(slides.DeckError, match=re.escape(repr(cell_id))):
         slides.deck_slides(deck, chapter_of(deck, notebook))
 
 
-def test_a_renamed_figure_stops_the_deck(decks):
-    deck = decks["ch02"]
-    name = next(name for spec in deck.slides for name in spec.figures)
+def first_figure(deck):
+    """The first figure the deck shows, and the metadata of its cell in a fresh copy of the notebook."""
+    name = next(slide.shows for slide in deck.slides if slide.kind == "figure")
     notebook = nbformat.read(deck.chapter, as_version=4)
-    for cell in notebook.cells:
-        figure = (cell.metadata.get("mystnb") or {}).get("figure") or {}
-        if figure.get("name") == name:
-            figure["name"] = name + "-renamed"
+    cell = next(cell for cell in notebook.cells
+                if ((cell.metadata.get("mystnb") or {}).get("figure") or {}).get("name") == name)
+    return name, notebook, cell.metadata["mystnb"]
+
+
+@pytest.mark.parametrize("set_id", ["ch00", "ch02"])
+def test_a_renamed_figure_or_one_without_alt_text_stops_the_deck(decks, set_id):
+    deck = decks[set_id]
+    name, notebook, meta = first_figure(deck)
+    meta["figure"]["name"] = name + "-renamed"
     with pytest.raises(slides.DeckError, match=re.escape(repr(name))):
         slides.deck_slides(deck, chapter_of(deck, notebook))
+    name, notebook, meta = first_figure(deck)
+    meta["image"]["alt"] = " "
+    with pytest.raises(slides.DeckError, match="alt text"):
+        slides.deck_slides(deck, chapter_of(deck, notebook))
 
 
-def test_a_figure_without_alt_text_stops_the_deck(decks, tmp_path):
-    deck = decks["ch00"]
-    name = next(name for spec in deck.slides for name in spec.figures)
+def test_a_removed_theorem_or_glued_value_stops_the_deck(decks):
+    deck = decks["ch06"]
+    label = next(slide.shows for slide in deck.slides if slide.kind == "theorem")
     notebook = nbformat.read(deck.chapter, as_version=4)
     for cell in notebook.cells:
-        if ((cell.metadata.get("mystnb") or {}).get("figure") or {}).get("name") == name:
-            cell.metadata["mystnb"]["image"]["alt"] = " "
-    with pytest.raises(slides.DeckError, match="alt text"):
-        slides.deck_slides(deck, chapter_of(deck, notebook), tmp_path)
+        cell.source = cell.source.replace(f":label: {label}", ":label: thm-renamed")
+    with pytest.raises(slides.DeckError, match=f"no theorem .* '{label}'"):
+        slides.deck_slides(deck, chapter_of(deck, notebook))
+    deck = decks["ch02"]
+    notebook = nbformat.read(deck.chapter, as_version=4)
+    for cell in notebook.cells:
+        cell.source = cell.source.replace('"n_checked"', '"n_checked_renamed"').replace(
+            "`n_checked:", "`n_checked_renamed:")
+    with pytest.raises(slides.DeckError, match="glues no value named 'n_checked'"):
+        slides.deck_slides(deck, chapter_of(deck, notebook))
 
 
 def test_a_reworded_mistake_stops_the_deck(decks):
     deck = copy.deepcopy(decks["ch00"])
-    deck.misconceptions = ["q1: words that no message of the checks says"]
+    deck.slides[2].mistakes = ["q1: words that no message of the checks says"]
     with pytest.raises(slides.DeckError, match="no Mistake of ch00 q1"):
         slides.deck_slides(deck, chapter_of(deck))
-    deck.misconceptions = ["q99: sqrt"]
+    deck.slides[2].mistakes = ["q99: sqrt"]
     with pytest.raises(slides.DeckError, match="no question 'q99'"):
         slides.deck_slides(deck, chapter_of(deck))
 
 
-def test_a_cell_of_the_wrong_kind_and_unknown_keys_are_refused(decks, tmp_path):
+def test_a_cell_of_the_wrong_kind_is_refused(decks):
     deck = copy.deepcopy(decks["ch00"])
     code_cell = next(cell.get("id") for cell in nbformat.read(deck.chapter, as_version=4).cells
                      if cell.cell_type == "code" and cell.get("id"))
-    deck.slides[0].lead = [code_cell]
+    equation = next(slide for slide in deck.slides if slide.kind == "equation")
+    equation.shows = code_cell
     with pytest.raises(slides.DeckError, match="is a code cell"):
         slides.deck_slides(deck, chapter_of(deck))
-    bad = tmp_path / "ch00.yml"
-    bad.write_text("chapter: notebooks/00_why_order_matters.ipynb\nquestion: q\nanswer: a\n"
-                   "slides:\n  - leed: c00-002\n", encoding="utf-8")
+
+
+def test_a_number_the_chapter_does_not_state_is_refused(decks):
+    deck = copy.deepcopy(decks["ch00"])
+    deck.slides[3].say = "The error was 0.000123, as everyone knows."
+    with pytest.raises(slides.DeckError, match="types 0.000123"):
+        slides.deck_slides(deck, chapter_of(deck))
+    deck.slides[3].say = "All 720 orders of six tokens."          # computed: glue it (n_permutations)
+    with pytest.raises(slides.DeckError, match="types 720"):
+        slides.deck_slides(deck, chapter_of(deck))
+    deck.slides[3].say = "Width 16, 6 tokens, {glue:text}`n_permutations` orders."   # stated, small, glued
+    slides.deck_slides(deck, chapter_of(deck))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The spec's rules
+
+
+RULES = {
+    "four bullets": ("""
+        - id: many
+          title: Too much
+          bullets: [One, Two, Three, Four]
+          minutes: 1
+          say: Say it.""", "4 bullets; a slide shows at most 3"),
+    "two things": ("""
+        - id: two
+          title: Two things
+          figure: fig-order-attention
+          bullets: [One]
+          minutes: 1
+          say: Say it.""", "exactly one of"),
+    "no say": ("""
+        - id: quiet
+          title: Quiet
+          bullets: [One]
+          minutes: 1""", "'say' is missing"),
+    "no title": ("""
+        - id: untitled
+          bullets: [One]
+          minutes: 1
+          say: Say it.""", "'title' is missing"),
+    "an equation without its reading": ("""
+        - id: bare
+          title: A bare equation
+          equation: c00-002
+          minutes: 1
+          say: Say it.""", "needs 'read'"),
+    "a question without its answer": ("""
+        - id: open
+          title: An open question
+          question: Why?
+          minutes: 1
+          say: Ask it.""", "needs its 'answer' and the 'wrong' answers"),
+    "an explorer without its demo": ("""
+        - id: live
+          title: Live
+          explorer: c00-010
+          minutes: 1
+          say: Show it.""", "needs 'demo'"),
+    "a demo without a fallback": ("""
+        - id: live
+          title: Live
+          explorer: c00-010
+          demo: Move the slider.
+          minutes: 1
+          say: Show it.""", "needs a 'fallback'"),
+    "a long bullet": ("""
+        - id: wordy
+          title: Wordy
+          bullets: [one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen]
+          minutes: 1
+          say: Say it.""", "the bullet 1 has 15 words"),
+    "a dangling colon": ("""
+        - id: colon
+          title: "Each statement below:"
+          bullets: [One]
+          minutes: 1
+          say: Say it.""", "ends with a colon"),
+    "an explorer the deck does not have": ("""
+        - id: promise
+          title: A promise
+          bullets: [One]
+          minutes: 1
+          say: The explorer near the end runs live.""", "mention an explorer, and the deck has none"),
+    "an id used twice": ("""
+        - id: cover
+          title: Again
+          bullets: [One]
+          minutes: 1
+          say: Say it.""", "slide ids used twice: ['cover']"),
+    "a bad id": ("""
+        - id: Not A Slug
+          title: Bad id
+          bullets: [One]
+          minutes: 1
+          say: Say it.""", "needs an 'id' of lower-case letters"),
+    "read under bullets": ("""
+        - id: read
+          title: Read
+          bullets: [One]
+          read: A line.
+          minutes: 1
+          say: Say it.""", "'read' belongs to an equation"),
+}
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_a_deck_that_breaks_a_rule_is_refused_with_the_rule_named(rule, tmp_path):
+    body, message = RULES[rule]
+    with pytest.raises(slides.DeckError, match=re.escape(message)):
+        slides.load_deck(write_deck(tmp_path, minimal_deck(body)))
+
+
+def test_minutes_and_the_number_of_slides_are_checked(tmp_path):
+    good = minimal_deck("")
+    assert slides.load_deck(write_deck(tmp_path, good)).minutes == pytest.approx(50)
+    with pytest.raises(slides.DeckError, match="the minutes add up to 38, not 50"):
+        slides.load_deck(write_deck(tmp_path, minimal_deck("", filler_minutes=36)))
+    many = "".join(f"""
+        - id: extra-{n}
+          title: Extra {n}
+          bullets: [One]
+          minutes: 0.01
+          say: Say it.""" for n in range(14))
+    with pytest.raises(slides.DeckError, match="28 slides; a 50-minute lecture has 12 to 25"):
+        slides.load_deck(write_deck(tmp_path, minimal_deck(many)))
+    no_cover = good.replace("cover: true", "title: Not a cover\n        bullets: [One]")
+    with pytest.raises(slides.DeckError, match="the first slide is the cover"):
+        slides.load_deck(write_deck(tmp_path, no_cover))
+
+
+def test_unknown_keys_and_bad_yaml_are_refused(tmp_path):
     with pytest.raises(slides.DeckError, match="unknown keys"):
-        slides.load_deck(bad)
-    bad.write_text("chapter: x\nquestion: q\nanswer: a\nslides:\n  - title: nothing shown\n", encoding="utf-8")
-    with pytest.raises(slides.DeckError, match="shows nothing"):
-        slides.load_deck(bad)
+        slides.load_deck(write_deck(tmp_path, minimal_deck("""
+            - id: typo
+              title: Typo
+              bulets: [One]
+              bullets: [One]
+              minutes: 1
+              say: Say it.""")))
+    with pytest.raises(slides.DeckError, match="not valid YAML"):
+        slides.load_deck(write_deck(tmp_path, "sections: [unclosed\n"))
+    with pytest.raises(slides.DeckError, match="'sections' is missing"):
+        slides.load_deck(write_deck(tmp_path, "chapter: notebooks/00_why_order_matters.ipynb\n"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a slide shows, from the execution
+
+
+def executed_copy(deck, outputs: dict):
+    """The deck's notebook with the given outputs {cell id: [outputs]} and no others."""
+    notebook = nbformat.read(deck.chapter, as_version=4)
+    executed = copy.deepcopy(notebook)
+    for cell in executed.cells:
+        if cell.cell_type == "code":
+            cell.outputs = outputs.get(cell.get("id"), [])
+    return notebook, executed
+
+
+def glued(name: str, value: str):
+    return nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": value},
+                                  metadata={"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}})
 
 
 def test_figures_and_glued_numbers_come_from_the_execution(decks, tmp_path):
-    """With an executed notebook, a figure's PNG is written and a glued number is formatted as myst-nb does."""
+    from posenc.book.slide_figures import SLIDE_FIGURE_MIME
+
     deck = decks["ch00"]
-    notebook = nbformat.read(deck.chapter, as_version=4)
-    executed = copy.deepcopy(notebook)
-    name = next(name for spec in deck.slides for name in spec.figures)
-    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-    glued = {"equivariance_error": "3.3306690738754696e-16"}
-    for cell in executed.cells:
-        if cell.cell_type != "code":
-            continue
-        cell.outputs = []
-        if ((cell.metadata.get("mystnb") or {}).get("figure") or {}).get("name") == name:
-            cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "fig"})]
-    first_code = next(cell for cell in executed.cells if cell.cell_type == "code")
-    first_code.outputs += [nbformat.v4.new_output(
-        "display_data", data={"application/papermill.record/text/plain": value},
-        metadata={"scrapbook": {"name": key, "mime_prefix": "application/papermill.record/"}})
-        for key, value in glued.items()]
-    chapter = chapter_of(deck, notebook, executed)
+    name = next(slide.shows for slide in deck.slides if slide.kind == "figure")
+    figure_cell = chapter_of(deck).figures[name].get("id")
+    record = {"png": PNG, "width": 1280, "height": 720, "min_font": 0.0494, "overlaps": [], "page_overlaps": []}
+    outputs = {figure_cell: [nbformat.v4.new_output("display_data", data={
+        "image/png": PNG, "text/plain": "<Figure>", SLIDE_FIGURE_MIME: record})],
+        "c00-006": [glued("equivariance_error", "3.3306690738754696e-16")]}
+    chapter = chapter_of(deck, *executed_copy(deck, outputs))
     assert slides.markdown_inline("{glue:text}`equivariance_error:.1e`", chapter) == "3.3e-16"
-    with pytest.raises(slides.DeckError, match="not in the executed chapter"):
+    with pytest.raises(slides.DeckError, match="not in the executed"):
         slides.markdown_inline("{glue:text}`no_such_value:.2f`", chapter)
-    figure, _ = slides._image(chapter, chapter.figures[name], name, tmp_path, "ch00", "test")
-    assert (tmp_path / f"{name}.png").read_bytes().startswith(b"\x89PNG")
-    assert f'src="ch00/{name}.png"' in figure and 'alt="' in figure
+    figure_slide = next(slide for slide in deck.slides if slide.kind == "figure")
+    from posenc.book.slides.assemble import _figure
+
+    image, caption = _figure(chapter, figure_slide, "test", tmp_path, "ch00")
+    assert (tmp_path / f"{name}.png").read_bytes().startswith(b"\x89PNG") and caption
+    assert f'src="ch00/{name}.png"' in image and 'data-min-font="0.04940"' in image and 'alt="' in image
+    record = chapter.outputs[figure_cell][0]["data"][SLIDE_FIGURE_MIME]          # the execution's own copy
+    record["overlaps"] = ["'3×10^1' overlaps '32 (1L)'"]
+    with pytest.raises(slides.DeckError, match="texts that collide.*32 \\(1L\\)"):
+        _figure(chapter, figure_slide, "test", tmp_path, "ch00")
+    record.pop("png")
+    record["error"] = "PicklingError: cannot pickle a lambda"
+    with pytest.raises(slides.DeckError, match="could not be drawn for the slide.*PicklingError"):
+        _figure(chapter, figure_slide, "test", tmp_path, "ch00")
+    del outputs[figure_cell][0]["data"][SLIDE_FIGURE_MIME]
+    with pytest.raises(slides.DeckError, match="no slide version .* run `make book`"):
+        _figure(chapter_of(deck, *executed_copy(deck, outputs)), figure_slide, "test", tmp_path, "ch00")
 
 
-def test_markdown_of_the_chapters_becomes_slide_html():
-    html = slides.markdown_html("A $x^2$ {cite}`vaswani2017attention`, see {numref}`fig-a`.\n\n$$\na = b\n$$\n\n"
-                                "```{prf:theorem} Shift\n:label: thm-x\nFor every $k$.\n```\n")
+def test_tables_come_from_the_cells_output_in_html_markdown_or_columns(decks):
+    deck = decks["ch00"]
+    html_table = ('<table class="table"><thead><tr><th>method</th><th>n</th><th>value</th></tr></thead><tbody>'
+                  "<tr><td>a</td><td>1</td><td>0.5</td></tr><tr><td>a</td><td>2</td><td>0.7</td></tr>"
+                  "<tr><td>b</td><td>1</td><td>0.9</td></tr></tbody></table>")
+    markdown_table = "| method | value |\n| --- | --- |\n| a | 0.5 |\n| b | 0.9 |\n"
+    printed = "encoding        unique   bounded\nraw index          yes        NO\nbinary (16 bits)   yes       yes\n"
+    outputs = {"c00-004": [nbformat.v4.new_output("display_data", data={"text/html": html_table})],
+               "c00-010": [nbformat.v4.new_output("display_data", data={"text/markdown": markdown_table})],
+               "c00-012": [nbformat.v4.new_output("stream", name="stdout", text=printed)]}
+    chapter = chapter_of(deck, *executed_copy(deck, outputs))
+    table = chapter.table("c00-004", "test")
+    assert table.headers == ["method", "n", "value"] and len(table.rows) == 3
+    chosen = table.select(["method", "value"], ["a | 2", "b"], "test")
+    assert chosen.headers == ["method", "value"] and chosen.rows == [["a", "0.7"], ["b", "0.9"]]
+    with pytest.raises(slides.DeckError, match="2 rows 'a'"):
+        table.select([], ["a"], "test")
+    with pytest.raises(slides.DeckError, match="no column 'nope'"):
+        table.select(["nope"], [], "test")
+    assert chapter.table("c00-010", "test").rows == [["a", "0.5"], ["b", "0.9"]]
+    assert chapter.table("c00-012", "test").rows == [["raw index", "yes", "NO"], ["binary (16 bits)", "yes", "yes"]]
+    with pytest.raises(slides.DeckError, match="shows no table"):
+        chapter.table("c00-016", "test")
+
+
+def test_equations_and_theorems_are_found_by_label_or_cell(decks):
+    chapter = chapter_of(decks["ch02"])
+    assert chapter.equation("ch02-002", "test").startswith("p_i(t)")
+    assert "PE(t) \\cdot PE(t + k)" in chapter.equation("ch02-039#2", "test")
+    assert chapter.equation("ch02-002$1", "test") == "p_i(t)" or chapter.equation("ch02-002$1", "test")
+    with pytest.raises(slides.DeckError, match="has 1 display equation"):
+        chapter.equation("ch02-002#2", "test")
+    theorem = chapter.theorem("thm-relative-shift", "test")
+    assert theorem.kind == "theorem" and theorem.name == "Relative shift" and ":label:" not in theorem.body
+    html = slides.markdown_html(theorem.body, chapter)
+    assert "PE(t + k) = T(k)" in html and "\\[" in html
+
+
+def test_markdown_citations_and_references_become_text():
+    html = slides.markdown_html("A $x^2$ {cite}`vaswani2017attention`, {cite:t}`shaw2018relative` were first;"
+                                " see {numref}`fig-a`, {prf:ref}`thm-relative-shift` and {ref}`the proof <sec-x>`.\n\n"
+                                "$$\na = b\n$$\n\n```{prf:theorem} Shift\n:label: thm-x\nFor every $k$.\n```\n")
     assert r"\(x^2\)" in html and r"\[a = b\]" in html
-    assert "(Vaswani et al., 2017)" in html and "the figure" in html
+    assert "(Vaswani et al., 2017)" in html and "Shaw et al. (2018) were first" in html
+    assert "the figure" in html and "the theorem" in html and "the proof" in html
     assert "Theorem (Shift)" in html and ":label:" not in html and r"\(k\)" in html
-    assert slides.display_equations("Text $y$.\n\n$$\nE = mc^2\n$$\n\n```{math}\n:label: e\nz = 1\n```\n") == [
-        "E = mc^2", "z = 1"]
-    assert slides.first_sentence("## Head\n\nOne step, e.g. this one, is short. Then more.") == (
-        "One step, e.g. this one, is short.")
-    assert slides.first_sentence("The value $a. b$ holds: see below") == "The value $a. b$ holds: see below"
-    assert slides.first_sentence("It is as follows:") == "It is as follows."
+    assert not re.search(r"thm-|fig-|sec-|\{cite", html)
+    assert render.citation("press2022alibi,su2024roformer", textual=False) == "(Press et al., 2022; Su et al., 2024)"
+    assert render.citation("okabe2008colorblind", textual=True) == "Okabe and Ito (2008)"
+    with pytest.raises(slides.DeckError, match="no entry 'nobody1999'"):
+        render.citation("nobody1999", textual=True)
 
 
-def test_the_chapter_page_gets_one_link_to_its_deck(decks, tmp_path):
+def test_glued_formats_are_checked_without_an_execution(decks):
+    chapter = chapter_of(decks["ch00"])
+    assert slides.markdown_inline("{glue:text}`equivariance_error:.1e`", chapter) == "…"
+    with pytest.raises(slides.DeckError, match="is not a format"):
+        slides.markdown_inline("{glue:text}`equivariance_error:.1e}`", chapter)
+    with pytest.raises(slides.DeckError, match="glues no value named 'nothing'"):
+        slides.markdown_inline("{glue:text}`nothing`", chapter)
+    assert chapter.may_glue("worst_permutation_error")
+    assert chapter_of(decks["ch03"]).may_glue("acc_add_t2t")            # from f"acc_{key}"
+
+
+def test_own_words_are_counted_without_formulas_and_roles():
+    assert spec.plain("The gap is {glue:text}`gap:.2f` and $a + b = c$.") == "The gap is ▪ and ▪."
+    assert spec.numbers("L = 16, 0.95 and 3 heads; T5 and float32 and 2L; 1,000 rows; $10^4$") == ["16", "0.95", "1000"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The page, the links, the build
+
+
+def test_the_chapter_page_gets_one_link_to_its_deck_and_pdfs(decks, tmp_path):
     deck = decks["ch03"]
     page = tmp_path / f"{slides.chapter_docname(deck)}.html"
     page.parent.mkdir(parents=True)
@@ -176,34 +465,37 @@ def test_the_chapter_page_gets_one_link_to_its_deck(decks, tmp_path):
     assert slides.add_chapter_link(tmp_path, deck) and slides.add_chapter_link(tmp_path, deck)
     text = page.read_text()
     assert text.count(slides.LINK_MARK) == 1
-    assert 'href="../slides/ch03.html"' in text and 'href="../slides/ch03.pdf"' in text
+    for href in ("../slides/ch03.html", "../slides/ch03.pdf", "../slides/ch03-notes.pdf"):
+        assert f'href="{href}"' in text
     assert text.index("#</a></h1>") < text.index(slides.LINK_MARK), "the link belongs under the article's title"
     assert not slides.add_chapter_link(tmp_path / "elsewhere", deck)
 
 
-def test_deck_page_has_notes_and_local_libraries_only(decks):
+def test_deck_page_has_sections_with_ids_minutes_notes_and_local_files_only(decks):
     deck = decks["ch01"]
     built = slides.deck_slides(deck, chapter_of(deck))
-    page = slides.deck_page("1. Title", built, "../notebooks/x.html")
-    assert page.count("<section") == len(built) == page.count('<aside class="notes">')
+    page = slides.deck_page("1. Title", built)
+    assert page.count("<section") == len(built) == page.count('<aside class="notes">') == page.count('class="frame"')
+    assert f'id="s-{deck.slides[1].id}"' in page and f'data-minutes="{deck.slides[1].minutes:g}"' in page
     sources = re.findall(r'(?:src|href)="([^"]+)"', page)
     assert sources and not [s for s in sources if s.startswith(("http:", "https:", "//"))], sources
+    assert "$title" not in page and "$sections" not in page
 
 
-def test_browser_setup_fetches_the_reveal_and_mathjax_versions_the_decks_copy():
-    script = (slides.ROOT / "tests" / "browser" / "setup.sh").read_text(encoding="utf-8")
-    assert f"REVEAL_VERSION=${{REVEAL_VERSION:-{slides.REVEAL_VERSION}}}" in script
-    assert f"MATHJAX_VERSION=${{MATHJAX_VERSION:-{slides.MATHJAX_VERSION}}}" in script
-    assert 'npm_unpack reveal.js "$REVEAL_VERSION"' in script
+def test_the_assets_are_files_of_the_package():
+    from posenc.book.slides.page import ASSETS
+
+    assert {path.name for path in ASSETS.iterdir()} >= {"deck.html", "deck.js", "slides.css"}
+    pyproject = (slides.spec.ROOT / "pyproject.toml").read_text()
+    assert '"posenc.book.slides" = ["assets/*"]' in pyproject
 
 
-def test_make_book_builds_the_decks_after_the_site():
-    makefile = (slides.ROOT / "Makefile").read_text(encoding="utf-8")
-    book = re.search(r"^book:.*?(?=^\S)", makefile, re.M | re.S)[0]
-    assert "browser-setup" in book.splitlines()[0]
-    assert book.index("jupyter-book build") < book.index("-m posenc.book.slides")
-    test = re.search(r"^test:.*?(?=^\S)", makefile, re.M | re.S)[0]
-    assert test.index("-m posenc.book.slides") < test.index("--dist loadgroup tests/browser")
+def test_one_cache_reader_for_the_book_and_the_decks():
+    from posenc.book import cache, execute
+
+    assert execute.CACHE is cache.CACHE
+    build_source = (slides.spec.ROOT / "posenc" / "book" / "slides" / "build.py").read_text()
+    assert "from posenc.book.cache import" in build_source and "jupyter_cache" not in build_source
 
 
 def test_pdf_pages_counts_page_objects_not_the_page_tree():
@@ -211,8 +503,6 @@ def test_pdf_pages_counts_page_objects_not_the_page_tree():
 
 
 def test_decks_are_copied_into_another_build_and_linked_from_its_chapters(tmp_path):
-    from posenc.book import slides
-
     site, student = tmp_path / "html", tmp_path / "student"
     (site / "slides").mkdir(parents=True)
     (site / "slides" / "ch00.html").write_text("<html>deck</html>")
@@ -226,3 +516,8 @@ def test_decks_are_copied_into_another_build_and_linked_from_its_chapters(tmp_pa
     assert 'href="../slides/ch00.html"' in linked and 'href="../slides/ch00.pdf"' in linked
     with pytest.raises(slides.DeckError, match="build them first"):
         slides.copy_decks(tmp_path / "nothing", student, log=lambda *_: None)
+
+
+def test_check_is_quick_and_clean(capsys):
+    assert slides.check() == 0
+    assert "50 minutes" in capsys.readouterr().out

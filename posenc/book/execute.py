@@ -37,11 +37,10 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from traitlets import Type
 from traitlets.config import Config
 
+from posenc.book.cache import CACHE, has_execution, open_cache
 from posenc.book.style import BOOK_BUILD_VARIABLE
 from posenc.exercises.authoring import toc_notebooks
 from posenc.paths import ROOT
-
-CACHE = ROOT / "_build" / ".jupyter_cache"
 
 __all__ = ["CACHE", "book_notebooks", "excluded_notebooks", "execute", "main", "run_notebook"]
 
@@ -129,21 +128,16 @@ def run_notebook(notebook: nbformat.NotebookNode, timeout: int) -> tuple[nbforma
 
 
 def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2, timeout: int = 300,
-            log=print) -> list[Path]:
-    """Execute the notebooks that have no up-to-date execution in the cache; return those that failed.
+            log=print, force: bool = False) -> list[Path]:
+    """Execute the notebooks that have no up-to-date execution in the cache (all of them with ``force``);
+    return those that failed.
 
     The largest notebooks start first, so that the longest runs do not end up last on one worker.
     """
-    from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    cache = get_cache(str(cache_path))
-    pending = []
-    for path in notebooks:
-        try:
-            cache.match_cache_notebook(nbformat.read(path, as_version=4))
-        except KeyError:
-            pending.append(path)
+    cache = open_cache(cache_path)
+    pending = [path for path in notebooks if force or not has_execution(path, cache)]
     pending.sort(key=lambda path: path.stat().st_size, reverse=True)
     log(f"posenc.book.execute: {len(notebooks) - len(pending)} of {len(notebooks)} notebooks already in "
         f"{cache_path}; executing {len(pending)}, {jobs} at a time")
@@ -172,13 +166,23 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at a time (default: 2)")
     parser.add_argument("--cache", type=Path, default=CACHE, help=f"the cache folder (default: {CACHE})")
     parser.add_argument("--list", action="store_true", help="only list the notebooks the book executes")
+    parser.add_argument("--force", action="store_true", help="execute them even when the cache has an execution")
+    parser.add_argument("--timeout", type=int, help="seconds a cell may take (default: execute.timeout of "
+                        "_config.yml)")
+    parser.add_argument("notebooks", nargs="*", type=Path, help="only these notebooks of the book (default: all)")
     args = parser.parse_args(argv)
     notebooks = book_notebooks()
     if args.list:
         print("\n".join(str(path.relative_to(ROOT)) for path in notebooks))
         return 0
-    timeout = int(_execute_config(ROOT).get("timeout") or 300)
-    return 1 if execute(notebooks, args.cache, args.jobs, timeout) else 0
+    if args.notebooks:
+        chosen = {path.resolve() for path in args.notebooks}
+        unknown = chosen - set(notebooks)
+        if unknown:
+            parser.error(f"not notebooks the book executes: {', '.join(sorted(map(str, unknown)))}")
+        notebooks = [path for path in notebooks if path in chosen]
+    timeout = args.timeout or int(_execute_config(ROOT).get("timeout") or 300)
+    return 1 if execute(notebooks, args.cache, args.jobs, timeout, force=args.force) else 0
 
 
 if __name__ == "__main__":

@@ -62,10 +62,17 @@ def use_course_style() -> None:
 
 
 def setup_notebook(seed: int = DEFAULT_SEED, precision: int = 4) -> np.random.Generator:
-    """Course defaults for a chapter notebook; returns a seeded NumPy Generator."""
+    """Course defaults for a chapter notebook; returns a seeded NumPy Generator.
+
+    In a book build every figure the notebook shows also carries its slide version
+    (``posenc.book.slide_figures``); elsewhere nothing changes.
+    """
     os.environ.setdefault("PYTHONHASHSEED", str(seed))
     np.set_printoptions(precision=precision, suppress=True, linewidth=100)
     use_course_style()
+    from posenc.book import slide_figures
+
+    slide_figures.install()
     return seed_everything(seed)
 
 

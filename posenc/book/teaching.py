@@ -60,6 +60,7 @@ ACTIVITY_AFTER = {
     "ch06": "Two layouts: interleaved pairs and \"rotate half\"",
     "ch07": "The file, your run and a replication",
     "ch08": "Two ways to read a long text",
+    "ch10": "Rotary on a grid: the frequency matrix",
 }
 
 # Minutes a student needs for one question, by its kind (the first class of the question's MRO named here).
@@ -85,7 +86,7 @@ MINUTES_PER_CODE_CELL = 1        # run the cell and look at what it shows
 # Two module plans: Part I in two weeks, Parts I and II in six. Each chapter is one lecture.
 MODULE_PLANS = {
     "2-week": {"parts": 1, "weeks": [["ch00", "ch01", "ch02"], ["ch03", "ch04"]]},
-    "6-week": {"parts": 2, "weeks": [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05"], ["ch06"], ["ch07", "ch08"]]},
+    "6-week": {"parts": 2, "weeks": [["ch00", "ch01"], ["ch02", "ch03"], ["ch04"], ["ch05"], ["ch06"], ["ch07", "ch08", "ch10"]]},
 }
 
 

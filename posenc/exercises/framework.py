@@ -14,7 +14,10 @@ probe and its results make the same JSON round trip as in the batch grader, so b
 from __future__ import annotations
 
 import inspect
+import math
 import re
+import textwrap
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -23,6 +26,7 @@ import numpy as np
 from posenc.exercises.probe import (  # noqa: F401  (re-exported for the checks)
     MISSING,
     NOT_ATTEMPTED,
+    TIME_LIMIT,
     LibObject,
     Outcome,
     TypedValue,
@@ -38,6 +42,9 @@ PASSED, FAILED = "passed", "failed"
 
 # What a judge says when the collected data cannot be the answers to its probe.
 TAMPERED = "the collected answers do not match the questions asked (was the check tampered with?)"
+# The longest text a value or choice answer may be (its characters, counted before anything reads it: a
+# 63 MB answer would otherwise cost the judge gigabytes and many seconds).
+MAX_ANSWER_CHARS = 10_000
 
 
 @dataclass
@@ -67,17 +74,83 @@ class Result:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Comparing arrays and naming mistakes
+# The rule for numbers, the same in every question (stated in every exercise notebook, ``checking_rules``)
+
+# A number passes when it differs from the float64 reference by at most PRECISION times its own size plus
+# PRECISION times the size of the answer (its largest value, unless the question names the size of the
+# numbers it is computed from): float32 arithmetic meets it, any mistake the checks name misses it by far.
+# Whole numbers (counts, positions, buckets) must be exact. A question about precision itself says so in
+# its text and asks for more (chapter 6's angles).
+PRECISION = 1e-4
 
 
-def describe_mismatch(got: Any, expected: np.ndarray, *, rtol: float = 1e-7, atol: float = 1e-9,
-                      what: str = "result", dtype: Any = None) -> str | None:
-    """None when ``got`` matches ``expected``; otherwise a sentence saying how it differs."""
+def array_of(value: Any) -> np.ndarray | None:
+    """A student's array as a NumPy array: a NumPy array, or a torch tensor (its values; the rule for
+    tensors where NumPy is asked: accepted); None for anything else."""
+    if isinstance(value, TypedValue) and value.type_name == "torch.Tensor" and isinstance(value.value, np.ndarray):
+        return value.value
+    return value if isinstance(value, np.ndarray) else None
+
+
+def _scale(expected: np.ndarray, scale: float | None) -> float:
+    if scale is not None:
+        return float(scale)
+    finite = np.abs(expected[np.isfinite(expected)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def tolerance(expected: Any, scale: float | None = None, precision: float = PRECISION) -> np.ndarray:
+    """How far each value may be from ``expected``: ``precision * (|expected| + scale)``, the scale being the
+    largest |expected| unless the question gives one."""
+    expected = np.asarray(expected, dtype=np.float64)
+    return precision * (np.abs(expected) + _scale(expected, scale))
+
+
+def _excess(got: np.ndarray, expected: np.ndarray, scale: float | None, precision: float,
+            equal_nan: bool = False) -> np.ndarray:
+    """Per value, how many allowances away from ``expected`` ``got`` is (at most 1 passes; inf for a nan
+    or infinity where there should be a number)."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    allowed = tolerance(expected, scale, precision)
+    with np.errstate(all="ignore"):
+        difference = np.abs(got - expected)
+        excess = np.where(allowed > 0, difference / np.where(allowed > 0, allowed, 1),
+                          np.where(difference > 0, np.inf, 0))
+    same = (got == expected) | (equal_nan & np.isnan(got) & np.isnan(expected))
+    return np.where(same, 0.0, np.where(np.isnan(excess), np.inf, excess))
+
+
+def within(got: Any, expected: Any, scale: float | None = None, precision: float = PRECISION,
+           equal_nan: bool = False) -> bool:
+    """Whether every value of ``got`` is within the rule's tolerance of ``expected`` (same shape)."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape:
+        return False
+    return bool(np.all(_excess(got, expected, scale, precision, equal_nan) <= 1))
+
+
+def furthest_outside(got: np.ndarray, expected: np.ndarray, scale: float | None = None,
+                     precision: float = PRECISION) -> tuple | None:
+    """The index of the value furthest outside the rule's tolerance (None when every value is within it),
+    for a message that names the value that broke it (not the largest absolute difference)."""
+    excess = _excess(got, expected, scale, precision)
+    if not np.any(excess > 1):
+        return None
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(excess)), excess.shape))
+
+
+def describe_mismatch(got: Any, expected: np.ndarray, *, what: str = "result", dtype: Any = None,
+                      scale: float | None = None, precision: float = PRECISION) -> str | None:
+    """None when ``got`` matches ``expected`` by the rule for numbers; otherwise a sentence saying how it
+    differs: the shape, the dtype, or the value that broke the tolerance (the one furthest outside it, which
+    need not be the largest absolute difference)."""
     is_, has = ("are", "have") if _plural(what) else ("is", "has")
-    if isinstance(got, TypedValue):
-        return f"the {what} {is_} {kind_of(got)}; return a numpy array"
-    if not isinstance(got, np.ndarray):
+    array = array_of(got)
+    if array is None:
+        if isinstance(got, TypedValue):
+            return f"the {what} {is_} {kind_of(got)}; return a numpy array"
         return f"the {what} {is_} {kind_of(got)}, not a numpy array"
+    got = array
     if got.shape != expected.shape:
         hint = ""
         if got.shape == expected.shape[::-1] and got.ndim == 2:
@@ -85,17 +158,46 @@ def describe_mismatch(got: Any, expected: np.ndarray, *, rtol: float = 1e-7, ato
         return f"the {what} {has} shape {got.shape}; expected {expected.shape}{hint}"
     if not np.issubdtype(got.dtype, np.number) and got.dtype != bool:
         return f"the {what} {has} dtype {got.dtype}; expected numbers"
-    if expected.size and not np.allclose(got.astype(np.float64), expected, rtol=rtol, atol=atol):
-        with np.errstate(invalid="ignore"):
-            diff = np.abs(got.astype(np.float64) - expected)
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        where = np.unravel_index(int(np.argmax(diff)), diff.shape)
-        shown_expected, shown_got = distinct_digits(float(expected[where]), float(got[where]))
-        return (f"the {what} {is_} wrong at index {tuple(int(w) for w in where)}: expected "
-                f"{shown_expected}, got {shown_got}")
+    where = furthest_outside(got, expected, scale, precision) if expected.size else None
+    if where is not None:
+        right, value = float(expected[where]), float(got[where])
+        shown_expected, shown_got = distinct_digits(right, value)
+        at = f" at index {where}" if expected.ndim else ""
+        near = _near_miss(got, expected, where, scale, precision)
+        return f"the {what} {is_} wrong{at}: expected {shown_expected}, got {shown_got}{near}"
     if dtype is not None and got.dtype != np.dtype(dtype):
         return f"the values are right but the dtype is {got.dtype}; expected {np.dtype(dtype)}"
     return None
+
+
+def _near_miss(got, expected, where, scale, precision) -> str:
+    """For a value just outside the tolerance (a precision problem rather than a wrong formula), by how
+    much; "" for one far off."""
+    excess = float(_excess(got, expected, scale, precision)[where])
+    if not np.isfinite(excess) or excess >= 1000:
+        return ""
+    allowed = float(tolerance(expected, scale, precision)[where])
+    off = abs(float(got[where]) - float(expected[where]))
+    return f" (off by {off:.2g}, more than the {allowed:.2g} the check allows there)"
+
+
+def compare_number(got: Any, expected: float, *, scale: float | None = None, what: str = "",
+                   precision: float = PRECISION) -> str | None:
+    """None when ``got`` is one number within the rule's tolerance of ``expected`` (exactly it, when the
+    expected number is a whole number of type int); otherwise a sentence ("expected 20221.3, got 20227.4")."""
+    got = as_number(got)
+    label = f"the {what} " if what else ""
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        return f"{label}should be a number, got {kind_of(got)}" if what else f"expected a number, got {kind_of(got)}"
+    if isinstance(expected, int) and not isinstance(expected, bool):
+        if got == expected:
+            return None
+    elif within(float(got), float(expected), scale, precision):
+        return None
+    shown_expected, shown_got = distinct_digits(float(expected), float(got))
+    if what:
+        return f"{label}is {shown_got}; expected {shown_expected}"
+    return f"expected {shown_expected}, got {shown_got}"
 
 
 PLURAL_NOUNS = {"logits", "biases", "slopes", "angles", "frequencies", "positions", "values", "buckets"}
@@ -131,6 +233,8 @@ def is_set(value: Any) -> bool:
 def as_number(value: Any) -> Any:
     """A student's scalar answer as a Python number where it plainly is one: a one-element array or tensor,
     or a string such as "32" or " 0.5 "; anything else unchanged."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, TypedValue) and value.type_name == "torch.Tensor" and np.size(value.value) == 1:
         value = value.value
     if isinstance(value, np.ndarray) and value.size == 1 and np.issubdtype(value.dtype, np.number):
@@ -159,16 +263,22 @@ def distinct_digits(expected: float, got: float, least: int = 6) -> tuple[str, s
     return shown
 
 
-def matches(got: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
-    """Loose equality used to recognise a known mistake."""
-    if isinstance(got, np.ndarray) or isinstance(expected, np.ndarray):
-        if not (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray)):
+def matches(got: Any, expected: Any, scale: float | None = None, precision: float = PRECISION) -> bool:
+    """Whether a student's answer is what a known mistake gives, by the rule for numbers (an array or a
+    tensor, a number, or a pair of them)."""
+    if isinstance(expected, (tuple, list)) and not isinstance(expected, str):
+        return (isinstance(got, (tuple, list)) and len(got) == len(expected)
+                and all(matches(g, e, scale, precision) for g, e in zip(got, expected)))
+    if isinstance(got, np.ndarray) or isinstance(expected, np.ndarray) or array_of(got) is not None:
+        array = array_of(got)
+        if array is None or not isinstance(expected, np.ndarray) or array.shape != expected.shape:
             return False
-        if got.shape != expected.shape or not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
+        if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
             return False
-        return bool(np.allclose(got.astype(np.float64), expected, rtol=rtol, atol=atol, equal_nan=True))
+        return within(array.astype(np.float64), expected.astype(np.float64), scale, precision, equal_nan=True)
+    got = as_number(got) if isinstance(expected, (int, float)) else got
     if isinstance(got, (int, float)) and isinstance(expected, (int, float)) and not isinstance(got, bool):
-        return bool(np.isclose(got, expected, rtol=rtol, atol=atol))
+        return within(float(got), float(expected), scale, precision, equal_nan=True)
     return got == expected
 
 
@@ -186,7 +296,8 @@ class Mistake:
 
 
 def name_mistake(mistakes: Sequence[Mistake], probes: Sequence[tuple], outcomes: Sequence[Outcome],
-                 **match_kwargs) -> str | None:
+                 scale: Callable[[tuple], float | None] = lambda args: None,
+                 precision: float = PRECISION) -> str | None:
     """Message of the first known mistake whose variant reproduces every answer the student gave (on the
     probes the mistake applies to)."""
     for mistake in mistakes:
@@ -198,7 +309,7 @@ def name_mistake(mistakes: Sequence[Mistake], probes: Sequence[tuple], outcomes:
                 expected = mistake.variant(*args)
             except Exception:
                 continue
-            if not matches(outcome.value, expected, **match_kwargs):
+            if not matches(outcome.value, expected, scale(args), precision):
                 break
             compared += 1
         else:
@@ -259,17 +370,22 @@ class Question:
             return Result(self.qid, FAILED, 0, self.points,
                           str(error)[:500] if error else f"could not be checked ({status})", self.private)
         try:
-            passed, message = self.judge(collected["data"], seed)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")     # the references' and variants' warnings are not the student's
+                passed, message = self.judge(collected["data"], seed)
         except Exception as exc:  # malformed data from a tampered kernel must not crash the grader
             passed, message = False, f"the answer could not be judged ({type(exc).__name__}: {exc})"
         if passed:
             return Result(self.qid, PASSED, self.points, self.points, message, self.private)
         return Result(self.qid, FAILED, 0, self.points, message, self.private)
 
-    def grade(self, namespace: dict, seed: int = 0) -> Result:
+    def grade(self, namespace: dict, seed: int = 0, limits: dict | None = None) -> Result:
         """Collect and judge in this process (inline feedback and tests), through the same plain data
-        as the batch grader."""
-        return self.result_from(round_trip(collect(namespace, round_trip(self.probe(seed)))), seed)
+        as the batch grader; ``limits`` are the time limits of the calls (``INLINE_LIMITS``)."""
+        probe = self.probe(seed)
+        if limits:
+            probe = {**probe, "limits": dict(limits)}
+        return self.result_from(round_trip(collect(namespace, round_trip(probe))), seed)
 
 
 @dataclass
@@ -287,7 +403,8 @@ class FunctionQuestion(Question):
     compare: Callable[[Any, Any, tuple], str | None] = None
     describe_args: Callable[[tuple], str] = lambda args: ", ".join(_short(a) for a in args)
     slow_seconds: float | None = None     # note (never fail) when one call takes longer than this
-    error_hint: Callable[[tuple], str] = lambda args: ""   # added when the student's code raised
+    # added when the student's code raised: error_hint(args, the exception's type name)
+    error_hint: Callable[[tuple, str], str] = lambda args, error_type: ""
     # Calls that are only timed (their result is not sent back, so a large one costs the grader nothing):
     # the note about speed reads them; a call that raises fails the question.
     timing_probes: Callable[[int], list[tuple]] = lambda seed: []
@@ -296,13 +413,25 @@ class FunctionQuestion(Question):
     # "posenc.lib.module:function", "params": [[student's name, library's name], ...], "question": "q1"}
     # (see ``posenc.exercises.probe.library_stand_in``).
     stand_ins: dict = field(default_factory=dict)
-    # The question says that the inputs must not change: the probe reports array arguments written into.
-    inputs_unchanged: bool = False
+    # The inputs must not change (every question's text says so): the probe reports the array and tensor
+    # arguments written into, and the message names the change.
+    inputs_unchanged: bool = True
+    # NumPy functions the answer must not give its inputs to (np.concatenate where the question asks for the
+    # result without building the concatenation), and the message that says why; the message adds the calls.
+    forbidden: tuple = ()
+    forbidden_message: str = ""
+    # The size of the numbers an answer is computed from, when its own largest value is not (see PRECISION).
+    scale: Callable[[tuple], float | None] = lambda args: None
+    # How closely a known mistake must reproduce the answers to be named: the rule's PRECISION, finer for a
+    # question about precision itself (whose compare is finer too).
+    match_precision: float = PRECISION
 
     def probe(self, seed=0):
         steps = [call(*args) for args in self.probes(seed)]
         if self.inputs_unchanged:
             steps = [{**step, "check_inputs": True} for step in steps]
+        if self.forbidden:
+            steps = [{**step, "watch": list(self.forbidden)} for step in steps]
         steps += [call(*args, report=False) for args in self.timing_probes(seed)]
         if self.stand_ins:
             helpers = {name: {"target": spec["target"], "params": spec["params"]}
@@ -318,6 +447,13 @@ class FunctionQuestion(Question):
         return (f" (checked with a correct {named} in place of yours, so this question is graded on its own; "
                 f"{'that question grades' if len(self.stand_ins) == 1 else 'those questions grade'} yours)")
 
+    def parameter_names(self) -> list[str]:
+        """The names of the answer's parameters, from the reference's signature (for the messages)."""
+        try:
+            return list(inspect.signature(self.reference).parameters)
+        except (TypeError, ValueError):
+            return []
+
     def judge(self, outcomes, seed=0):
         probes = [built(args) for args in self.probes(seed)]
         timed = [built(args) for args in self.timing_probes(seed)]
@@ -331,28 +467,63 @@ class FunctionQuestion(Question):
                 if outcome.error_type == "NotImplementedError":
                     return False, (f"{call} raised {outcome.error or 'NotImplementedError'}: your function "
                                    "answers other inputs, so it must answer these too")
-                return False, f"{call} raised {outcome.error}{self.error_hint(args)}"
-            if self.inputs_unchanged and outcome.changed:
-                names = [p for p in inspect.signature(self.reference).parameters][:len(args)] \
-                    if callable(self.reference) else []
-                which = ", ".join(f"`{names[i]}`" if i < len(names) else f"argument {i + 1}" for i in outcome.changed)
-                return False, (f"{call} changed its input {which} in place; the caller still needs it (e.g. the same "
-                               "offsets or vectors for the next layer): compute on a copy and leave the input as "
-                               "it was")
+                return False, f"{call} {failure(outcome)}{self._hint(args, outcome)}"
+            if self.inputs_unchanged:
+                changed = changed_inputs_message(call, self.parameter_names(), outcome)
+                if changed:
+                    return False, changed
+            if self.forbidden and outcome.called:
+                return False, f"{call} {self.forbidden_message} (it called np.{', np.'.join(outcome.called)})"
             problem = compare(outcome.value, self.reference(*args), args)
             if problem:
-                named = name_mistake(self.mistakes, probes, outcomes)
+                named = name_mistake(self.mistakes, probes, outcomes, self.scale, self.match_precision)
                 if named:
                     return False, f"{named} (seen in {call})"
                 return False, f"{call}: {problem}"
         for args, outcome in zip(timed, timings):
             if not outcome.ok:
-                return False, f"{self.name}({self.describe_args(args)}) raised {outcome.error}{self.error_hint(args)}"
+                return False, f"{self.name}({self.describe_args(args)}) {failure(outcome)}{self._hint(args, outcome)}"
         slowest = max((o.seconds for o in [*outcomes, *timings]), default=0.0)
         if self.slow_seconds is not None and slowest > self.slow_seconds:
             return True, (f"correct, but one call took {slowest:.2f} s: a vectorised version "
                           "(no Python loop over positions) is much faster")
         return True, "correct" + self.stand_in_note()
+
+    def _hint(self, args, outcome) -> str:
+        return "" if outcome.error_type == TIME_LIMIT else self.error_hint(args, outcome.error_type)
+
+
+def failure(outcome: Outcome) -> str:
+    """What happened to a call that returned nothing, to follow the call in a message: "raised ...", or that
+    the check's time limit stopped it."""
+    if outcome.error_type != TIME_LIMIT:
+        return f"raised {outcome.error}"
+    limit = outcome.limit if isinstance(outcome.limit, (int, float)) else INLINE_LIMITS["call_seconds"]
+    if not str(outcome.error).startswith("stopped after"):       # the question's budget, not the call's
+        return (f"was {'not run' if str(outcome.error).startswith('not run') else 'stopped'}: the calls of this "
+                f"question used up the {limit:g} s the check gives it; the reference answers take milliseconds, "
+                "so look for a slow loop")
+    return (f"was stopped after {limit:g} s, the check's time limit for one call: the reference answer takes "
+            "milliseconds here, so look for an endless loop, or a Python loop over many elements that NumPy "
+            "does at once")
+
+
+def changed_inputs_message(call_text: str, names: Sequence[str], outcome: Outcome) -> str | None:
+    """The message for a call that wrote into its inputs (None when it did not): which input, and how."""
+    if not outcome.changed:
+        return None
+    hows = outcome.changes or [""] * len(outcome.changed)
+    named = [key if isinstance(key, str) else (names[key] if key < len(names) else f"argument {key + 1}")
+             for key in outcome.changed]
+    if len(named) == 1:
+        which, how = f"input `{named[0]}`", hows[0]
+    else:
+        which = "inputs " + " and ".join(f"`{name}`" for name in named)
+        how = "; ".join(f"`{name}`: {text}" for name, text in zip(named, hows))
+    return (f"{call_text} changed its {which} in place ({how}): the caller still needs it as it was "
+            "(the next call, the next layer). Compute on a copy and leave the inputs as they were: "
+            "`w = w / s` or `x = x + p` make new arrays, where `w /= s`, `x += p` and `x[...] = ...` write "
+            "into the caller's")
 
 
 BUG_STILL_THERE = ("the bug is still there: on the grader's inputs your function returns exactly what the "
@@ -373,12 +544,13 @@ class FindTheBugQuestion(FunctionQuestion):
 
 @dataclass
 class ValueQuestion(Question):
-    """The student assigns a value (a number, an array, a tuple) to a name."""
+    """The student assigns a value (a number, an array, a tuple) to a name. Numbers follow the rule for
+    numbers (PRECISION; whole numbers exactly); a question whose answer may be estimated says how closely
+    (``precision``)."""
 
     expected: Callable[[], Any] = None
     mistakes: Sequence[tuple[Callable[[], Any], str]] = ()
-    rtol: float = 1e-6
-    atol: float = 1e-9
+    precision: float = PRECISION
 
     def probe(self, seed=0):
         return {"name": self.name, "steps": [{"op": "value"}]}
@@ -386,17 +558,20 @@ class ValueQuestion(Question):
     def judge(self, data, seed=0):
         if len(data) != 1:
             return False, TAMPERED
+        if too_long(self.name, data[0]):
+            return False, too_long(self.name, data[0])
         got, expected = data[0], self.expected()
         if isinstance(expected, (int, float)) and not isinstance(expected, bool):
             got = as_number(got)              # "32", a 0-d array or tensor: the number it plainly is
-        if _close(got, expected, self.rtol, self.atol):
+        if _close(got, expected, self.precision):
             return True, "correct"
         for wrong, message in self.mistakes:
-            if _close(got, wrong(), self.rtol, self.atol):
+            if _close(got, wrong(), PRECISION):
                 return False, message
         if isinstance(expected, np.ndarray):
             try:
-                values = np.asarray(got) if isinstance(got, (list, tuple, np.ndarray)) else None
+                values = array_of(got) if array_of(got) is not None else \
+                    np.asarray(got) if isinstance(got, (list, tuple)) else None
             except ValueError:          # a ragged list
                 values = None
             if values is None or not np.issubdtype(values.dtype, np.number):
@@ -412,29 +587,50 @@ class ValueQuestion(Question):
 class ChoiceQuestion(Question):
     """The student picks options by letter: the one right option (``single``), or all that apply.
 
-    ``options`` maps every letter to a sentence on that option: why it is right or wrong. A wrong choice
-    gets the sentence of the option it misjudged (the first, if several), a right one the sentence of
-    the right option, so every option has its feedback.
+    ``options`` maps every letter to a sentence on that option: why it is right or wrong.
+
+    * One right option: a wrong choice gets the sentence of the option chosen (a guesser learns only that
+      this one is wrong, as a wrong try shows anyway), the right one its own sentence.
+    * Several: the feedback must not be an oracle for the letters (one verdict per try lets a blind guesser
+      through in a few tries, faster than a reader). Every wrong answer gets the same sentence, which lists
+      ``ideas``, the idea each statement turns on (never its verdict); a right answer gets every option's
+      sentence, verdicts and reasons.
     """
 
     answer: str = ""
     options: dict = field(default_factory=dict)      # letter -> why the option is right or wrong
     single: bool = False
+    ideas: dict = field(default_factory=dict)        # several answers: letter -> what the statement turns on
+
+    def __post_init__(self):
+        if not self.single and set(self.ideas) != set(self.options):
+            raise ValueError(f"{self.qid}: a question with several right options needs an idea for every "
+                             f"option (ideas for {sorted(self.ideas)}, options {sorted(self.options)})")
 
     @classmethod
-    def from_statements(cls, statements: dict, **fields) -> "ChoiceQuestion":
-        """A question on statements about a measurement: ``statements`` maps each letter to (supported?,
-        reason); the answer is every supported letter, and each option's feedback says "supported" or "not
-        supported" and why."""
+    def from_statements(cls, statements: dict, verdicts: tuple[str, str] = ("supported", "not supported"),
+                        **fields) -> "ChoiceQuestion":
+        """A question on statements about a measurement: ``statements`` maps each letter to (right?, reason);
+        the answer is every right letter, and each option's sentence starts with its verdict, ``verdicts`` =
+        (for a right option, for a wrong one): "supported"/"not supported" for statements a measurement
+        supports, words that answer the question for a single choice ("the best bet"/"not the best bet")."""
+        right_word, wrong_word = verdicts
         return cls(answer="".join(letter for letter, (true, _) in statements.items() if true),
-                   options={letter: f"{'supported' if true else 'not supported'}. {reason}"
-                            for letter, (true, reason) in statements.items()}, **fields)
+                   options={letter: f"{right_word if true else wrong_word}{'. ' if reason[:1].isupper() else ': '}"
+                                    f"{reason}" for letter, (true, reason) in statements.items()}, **fields)
+
+    def not_yet(self) -> str:
+        """What every wrong answer of a question with several right options gets: the ideas, no verdict."""
+        ideas = "; ".join(f"({letter}) {idea}" for letter, idea in self.ideas.items())
+        return ("not yet: at least one letter is wrong or missing. The check does not say which (a guess would "
+                "be no shortcut): decide each statement again on its own. What each one turns on: " + ideas)
 
     @property
     def mistakes(self) -> tuple:
-        """(letter, sentence) for every option a student can misjudge, for the Common mistakes page."""
-        right = set(self.answer)
-        return tuple((letter, text) for letter, text in self.options.items() if not (self.single and letter in right))
+        """What the Common mistakes page lists: the one sentence every wrong answer gets (several right
+        options), and nothing for one right option, whose wrong options' sentences, listed side by side,
+        would name the right one by elimination: never a key."""
+        return () if self.single else ((None, self.not_yet()),)
 
     def probe(self, seed=0):
         return {"name": self.name, "steps": [{"op": "value"}]}
@@ -445,6 +641,8 @@ class ChoiceQuestion(Question):
         answer = data[0]
         if is_set(answer):                    # {"a", "c"}: the order of the letters never matters here
             answer = answer.value
+        if too_long(self.name, answer):
+            return False, too_long(self.name, answer)
         if isinstance(answer, (list, tuple)) and all(isinstance(item, str) for item in answer):
             answer = " ".join(answer)
         example = "\"b\"" if self.single else "\"ab\" (or \"a, b\", \"a and b\")"
@@ -460,14 +658,13 @@ class ChoiceQuestion(Question):
                            f"{', '.join(self.options)}")
         if self.single and len(chosen) != 1:
             return False, f"choose exactly one option (one letter), not {len(chosen)}"
-        right = frozenset(self.answer)
-        if chosen == right:
-            return True, (f"correct: {self.options[self.answer]}" if self.single else "correct")
-        misjudged = sorted(chosen - right) if self.single else sorted(chosen ^ right)
-        first = f"({misjudged[0]}) {self.options[misjudged[0]]}"
-        if len(misjudged) == 1:
-            return False, first
-        return False, f"{len(misjudged)} options are misjudged; for example {first}"
+        if self.single:
+            (letter,) = chosen
+            return letter == self.answer, (f"correct: {self.options[letter]}" if letter == self.answer
+                                           else f"({letter}) {self.options[letter]}")
+        if chosen != frozenset(self.answer):
+            return False, self.not_yet()
+        return True, "correct. " + " ".join(f"({letter}) {text}" for letter, text in self.options.items())
 
 
 # Words a student may write around the letters of a choice: "option a", "a and c", "answer: (b)".
@@ -497,12 +694,23 @@ def read_choice(answer: str, options) -> tuple[frozenset, str | None]:
     return frozenset(letters), None
 
 
-def _close(got, expected, rtol, atol) -> bool:
-    if isinstance(expected, np.ndarray) or isinstance(got, np.ndarray):
-        return matches(np.asarray(got) if isinstance(got, (list, tuple)) else got,
-                       np.asarray(expected, dtype=np.float64), rtol, atol)
-    if isinstance(expected, (int, float)) and isinstance(got, (int, float)) and not isinstance(got, bool):
-        return bool(np.isclose(got, expected, rtol=rtol, atol=atol))
+def _close(got, expected, precision) -> bool:
+    """Whether a value answer is ``expected`` by the rule for numbers (whole numbers exactly)."""
+    if isinstance(expected, np.ndarray):
+        values = array_of(got)
+        if values is None and isinstance(got, (list, tuple)):
+            try:
+                values = np.asarray(got, dtype=np.float64)
+            except (TypeError, ValueError):
+                return False
+        return (values is not None and (np.issubdtype(values.dtype, np.number) or values.dtype == bool)
+                and within(values, expected, precision=precision))
+    if isinstance(got, bool) or isinstance(expected, bool):
+        return got == expected
+    if isinstance(expected, int) and isinstance(got, (int, float)):
+        return got == expected
+    if isinstance(expected, float) and isinstance(got, (int, float)):
+        return within(float(got), expected, precision=precision)
     return got == expected
 
 
@@ -516,16 +724,44 @@ def short(value: Any) -> str:
     return _short(value)
 
 
+def too_long(name: str, answer: Any) -> str | None:
+    """A message when ``answer`` is text (or a list of texts) over MAX_ANSWER_CHARS characters, else None;
+    counted without copying it."""
+    if isinstance(answer, str):
+        size = len(answer)
+    elif isinstance(answer, (list, tuple)):
+        size = 0
+        for item in answer:
+            size += len(item) if isinstance(item, str) else 0
+            if size > MAX_ANSWER_CHARS:
+                break
+    else:
+        return None
+    if size <= MAX_ANSWER_CHARS:
+        return None
+    return f"`{name}` holds more than {MAX_ANSWER_CHARS} characters of text; no answer here is that long"
+
+
 def _short(value: Any) -> str:
+    text = _shown(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shown(value: Any, depth: int = 0) -> str:
+    """A student's value in words and numbers, with no internal class names (recursively in lists and
+    tuples)."""
+    if isinstance(value, str) and len(value) > 60:
+        value = value[:60]                     # (repr of the whole of a long text would copy it)
     if isinstance(value, np.ndarray):
         return f"<array of shape {value.shape}>"
     if isinstance(value, TypedValue):
         if value.type_name == "torch.Tensor" and isinstance(value.value, np.ndarray):
             return f"<torch tensor of shape {tuple(value.value.shape)}>"
-        text = value.value if isinstance(value.value, str) else kind_of(value)
-        return text if len(text) <= 60 else text[:57] + "..."
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+        return value.value if isinstance(value.value, str) else kind_of(value)
+    if isinstance(value, (list, tuple)) and depth < 3:
+        items = ", ".join(_shown(v, depth + 1) for v in value[:12]) + (", ..." if len(value) > 12 else "")
+        return f"[{items}]" if isinstance(value, list) else f"({items}{',' if len(value) == 1 else ''})"
+    return repr(value)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -555,19 +791,37 @@ class ExerciseSet:
         return [q.grade(namespace, seed) for q in self.questions]
 
 
+# The inline check's time limits: one call of the student's code, and all the calls of one question. The
+# references take milliseconds; an endless loop must not hang the notebook (the batch grader has its own).
+INLINE_LIMITS = {"call_seconds": 2.0, "total_seconds": 10.0}
+
+
 class Checker:
-    """The ``check`` object of an exercise notebook: ``check("q1")`` prints one line of feedback."""
+    """The ``check`` object of an exercise notebook: ``check("q1")`` prints one line of feedback.
+
+    Each call of the student's code has a time limit (INLINE_LIMITS), and in IPython a graded object that
+    a failed run of its cell left in place is named, not graded (``posenc.exercises.history``)."""
 
     def __init__(self, exercise_set: ExerciseSet):
+        from posenc.exercises import history
+
         self.exercise_set = exercise_set
+        self.history = history.watch(q.name for q in exercise_set.questions)
+
+    def result(self, question: Question, namespace: dict) -> Result:
+        """The inline verdict on one question: graded within the limits, unless its object is stale."""
+        stale = self.history.predates(question.name, namespace) if self.history else None
+        if stale is not None:
+            return Result(question.qid, FAILED, 0, question.points, stale.message(question.name), question.private)
+        return question.grade(namespace, limits=INLINE_LIMITS)
 
     def __call__(self, qid: str, namespace: dict | None = None) -> None:
-        result = self.exercise_set.question(qid).grade(namespace or _caller_globals())
-        print(result.line())
+        print(self.result(self.exercise_set.question(qid), namespace or _caller_globals()).line())
 
     def summary(self, namespace: dict | None = None) -> None:
         """Grade every question and print the lines and the total."""
-        results = self.exercise_set.grade(namespace or _caller_globals())
+        namespace = namespace or _caller_globals()
+        results = [self.result(q, namespace) for q in self.exercise_set.questions]
         for r in results:
             print(r.line())
         total = sum(r.points for r in results)
@@ -575,6 +829,30 @@ class Checker:
 
     def __repr__(self) -> str:
         return f"<check for exercise set {self.exercise_set.set_id}: {self.exercise_set.title}>"
+
+
+def checking_rules() -> str:
+    """How the checks judge, for the top of every exercise notebook (``{{ posenc.exercises.framework:
+    checking_rules }}`` in its source): the rules' numbers come from the constants the checks use."""
+    call, total = INLINE_LIMITS["call_seconds"], INLINE_LIMITS["total_seconds"]
+    margin = f"$10^{{{round(math.log10(PRECISION))}}}$"
+    rules = [
+        f"- **Numbers.** Your numbers are compared with a float64 reference. Each value may be off by {margin} "
+        f"of its own size plus {margin} of the largest value in your answer: float32 arithmetic meets that, so "
+        "float64 is needed only where a question asks for it. Counts, positions and indices must be exact. "
+        "When values are off, the check shows the one furthest outside that margin.",
+        "- **Arrays.** Where a question asks for a NumPy array, a torch tensor with the same values passes too.",
+        "- **Inputs.** Leave the arrays and tensors your function receives as they were (compute on copies: "
+        "`x = x + p`, not `x += p`): the check tests that they are unchanged after every call.",
+        "- **Choices.** Where several letters are right, a wrong answer is told what each statement turns on, "
+        "not which letter is wrong: decide each one on its own.",
+        f"- **Time.** The check stops a call of your code after {call:g} s, and a question whose calls take "
+        f"{total:g} s together: the reference answers take milliseconds.",
+        "- **Up to date.** When the cell that defines your answer failed the last time you ran it, the check "
+        "says so instead of grading the version of an earlier run.",
+    ]
+    lines = [textwrap.fill(rule, width=110, subsequent_indent="  ", break_on_hyphens=False) for rule in rules]
+    return "\n".join(["How `check` judges, in every exercise notebook:", "", *lines])
 
 
 def _caller_globals() -> dict:

@@ -23,9 +23,11 @@ Steps (each gives one entry of the result's ``data``, in order):
 * ``{"op": "call", "args": [...], "kwargs": {...}, "target": var, "store": var}``: call the answer (or a
   stored object, ``target``) and give back an :class:`Outcome`; ``store`` keeps the raw return value
   (e.g. a module the student's class built) for later steps. ``"check_inputs": true`` reports in
-  ``Outcome.changed`` which array arguments the call wrote into; ``"stand_ins": {name: spec}`` replaces
-  helpers the answer calls by the course library's versions during the call (``library_stand_in``). A stored object that could not be made turns
-  later steps that use it into ``{"skipped": ...}``.
+  ``Outcome.changed`` which array or tensor arguments the call wrote into, and in ``Outcome.changes`` how;
+  ``"watch": [names]`` reports in ``Outcome.called`` which of these NumPy functions the array arguments (or
+  arrays computed from them) were given to; ``"stand_ins": {name: spec}`` replaces helpers the answer calls
+  by the course library's versions during the call (``library_stand_in``). A stored object that could not
+  be made turns later steps that use it into ``{"skipped": ...}``.
 * ``{"op": "structure", "target": var}``: names and shapes of a torch module's parameters (with
   ``requires_grad``), buffers and plain tensor attributes.
 * ``{"op": "assign", "target": var, "numel": n, "values": array, "store": var}``: find the module's
@@ -35,6 +37,10 @@ Steps (each gives one entry of the result's ``data``, in order):
   reached the tensor ``wrt`` (None when none did).
 * ``{"op": "group", "steps": [...]}``: the sub-steps' results as one list entry.
 
+A probe may set ``"limits": {"call_seconds": s, "total_seconds": t}`` (the inline ``check`` does): a call
+still running after ``s`` seconds, or once the probe's calls took ``t`` seconds together, is stopped, and
+its Outcome has ``error_type`` "TimeLimit" (the batch grader's kernel has limits of its own).
+
 Arguments are plain data, with three markers: ``{"__tensor__": array}`` becomes a torch tensor,
 ``{"__var__": name}`` a stored object, and a :class:`LibObject` an object of the course's library
 (``posenc.lib`` only), e.g. an attention layer the student's function is asked to examine.
@@ -43,8 +49,12 @@ Arguments are plain data, with three markers: ``{"__tensor__": array}`` becomes 
 from __future__ import annotations
 
 import base64
+import contextlib
 import importlib
 import json
+import numbers
+import signal
+import threading
 import time
 import traceback
 import warnings
@@ -55,6 +65,7 @@ import numpy as np
 
 MISSING, NOT_ATTEMPTED = "missing", "not attempted"
 ANSWER = "answer"                      # the variable that holds the student's object
+TIME_LIMIT = "TimeLimit"               # the error_type of a call that a probe's time limit stopped
 
 
 class NotAttempted(Exception):
@@ -73,8 +84,12 @@ class Outcome:
     error: str | None = None          # "ValueError: message" when the call raised
     error_type: str | None = None
     seconds: float = 0.0
-    changed: list | None = None       # positions of array arguments the call wrote into (when asked)
+    changed: list | None = None       # positions (or keyword names) of arguments the call wrote into (when asked)
+    changes: list | None = None       # how each of them changed, in words ("every entry set to 0")
     raised_in: str | None = None      # for a NotImplementedError: the function whose code raised it
+    error_kinds: list | None = None   # the names of the exception's classes, its own first (ValueError subclasses)
+    called: list | None = None        # the watched NumPy functions the arguments were given to (when asked)
+    limit: float | None = None        # for a TimeLimit: the limit, in seconds, that stopped the call
 
     @property
     def ok(self) -> bool:
@@ -111,20 +126,62 @@ class LibObject:
         return f"<{self.target.partition(':')[2]}{self.args!r}>"
 
 
-def call_student(func, *args, **kwargs) -> Outcome:
-    """Call student code, turning any exception into data. A NotImplementedError is data too (error_type
-    "NotImplementedError"): :func:`collect` calls the answer not attempted only when no call of the probe
-    got past it, so code that raises it for some inputs only (odd widths, say) is judged on them."""
+class _TimeUp(BaseException):
+    """Raised in the student's code when a call's time is up (a BaseException: ``except Exception`` in the
+    student's code does not catch it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None):
+    """Stop the code inside after ``seconds`` of wall-clock time (a SIGALRM raising _TimeUp, repeated every
+    0.1 s in case the student's code catches it). Only in the main thread of a system with setitimer, as in
+    Jupyter and Colab; elsewhere, and with no ``seconds``, no limit."""
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _TimeUp()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call_student(func, *args, seconds: float | None = None, **kwargs) -> Outcome:
+    """Call student code, turning any exception into data, within ``seconds`` when given. A
+    NotImplementedError is data too (error_type "NotImplementedError"): :func:`collect` calls the answer not
+    attempted only when no call of the probe got past it, so code that raises it for some inputs only (odd
+    widths, say) is judged on them."""
     start = time.perf_counter()
     try:
-        value = func(*args, **kwargs)
+        with _time_limit(seconds):
+            value = func(*args, **kwargs)
+    except _TimeUp:
+        return Outcome(error=f"stopped after {seconds:g} s", error_type=TIME_LIMIT,
+                       seconds=time.perf_counter() - start, limit=seconds)
     except NotImplementedError as exc:        # a placeholder: say whose, it may be a helper's
         return Outcome(error=f"NotImplementedError: {_text(exc)}".rstrip(": "), error_type="NotImplementedError",
                        seconds=time.perf_counter() - start, raised_in=_raised_in(exc))
     except Exception as exc:  # student code may raise anything; report it, never crash the probe
         return Outcome(error=f"{type(exc).__name__}: {_text(exc)}", error_type=type(exc).__name__,
-                       seconds=time.perf_counter() - start)
+                       seconds=time.perf_counter() - start, error_kinds=_kinds(exc))
     return Outcome(value=value, seconds=time.perf_counter() - start)
+
+
+def _kinds(exc: BaseException) -> list[str]:
+    """The names of the exception's classes, from its own to Exception: a judge that asks for a ValueError
+    accepts a subclass of it."""
+    names = []
+    for cls in type(exc).__mro__:
+        if cls in (BaseException, object):
+            break
+        names.append(str(getattr(cls, "__name__", "?"))[:100])
+    return names[:20]
 
 
 def _raised_in(exc: BaseException) -> str | None:
@@ -138,11 +195,70 @@ def _raised_in(exc: BaseException) -> str | None:
     return str(getattr(code, "co_qualname", code.co_name))[:100]
 
 
+def _snapshot(value) -> np.ndarray | None:
+    """A copy of an array or tensor argument as it was before the call (None for anything else)."""
+    if isinstance(value, np.ndarray):
+        return np.array(value)
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        try:
+            return value.detach().cpu().numpy().copy()
+        except Exception:
+            return None
+    return None
+
+
 def _same_array(now, before: np.ndarray) -> bool:
     try:
-        return bool(np.array_equal(now, before, equal_nan=before.dtype.kind in "fc"))
+        now = _snapshot(now)
+        return now is not None and bool(np.array_equal(now, before, equal_nan=before.dtype.kind in "fc"))
     except Exception:
         return False
+
+
+def _mutation(now, before: np.ndarray) -> str:
+    """How an argument changed during the call, in words, for the message that names the mutation."""
+    after = _snapshot(now)
+    if after is None or after.shape != before.shape:
+        return f"its shape changed from {before.shape} to {getattr(after, 'shape', '?')}"
+    if not (np.issubdtype(before.dtype, np.number) and np.issubdtype(after.dtype, np.number)):
+        return f"{int(np.sum(after != before))} of its {before.size} entries overwritten"
+    old, new = before.astype(np.float64), after.astype(np.float64)
+    with np.errstate(all="ignore"):
+        if not new.any():
+            return "every entry set to 0"
+        nonzero = old != 0
+        ratio = new[nonzero] / old[nonzero]
+        if ratio.size and np.allclose(ratio, ratio[0]) and not new[~nonzero].any():
+            return f"every entry multiplied by {ratio[0]:.4g}"
+        step = (new - old).ravel()
+        if np.allclose(step, step[0]):
+            return f"{step[0]:.4g} added to every entry"
+    return f"{int(np.sum(new != old))} of its {old.size} entries changed"
+
+
+class _Watched(np.ndarray):
+    """An argument that notes which of the watched NumPy functions it is given to (e.g. np.concatenate,
+    where a question asks for a result without building a concatenation). Arrays computed from it (slices,
+    sums) note it too; ``np.asarray`` copies escape, which is fine: this names a mistake, it is no sandbox."""
+
+    _watch: tuple = ()
+    _seen: list | None = None
+
+    def __array_finalize__(self, obj):
+        self._watch = getattr(obj, "_watch", ())
+        self._seen = getattr(obj, "_seen", None)
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = getattr(func, "__name__", "")
+        if name in self._watch and self._seen is not None and name not in self._seen:
+            self._seen.append(name)
+        return super().__array_function__(func, types, args, kwargs)
+
+
+def _watched(array: np.ndarray, names: tuple, seen: list) -> np.ndarray:
+    view = array.view(_Watched)
+    view._watch, view._seen = names, seen
+    return view
 
 
 def _text(exc: BaseException) -> str:
@@ -171,6 +287,12 @@ def to_plain(value: Any, depth: int = 0) -> Any:
         return value.item()
     if type(value) in (bool, int, float, complex, str) or value is None:
         return value
+    if isinstance(value, numbers.Number) and not isinstance(value, (bool, complex, np.generic)) \
+            and hasattr(value, "__float__"):
+        try:                                   # a Fraction or a Decimal: the number it is
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
     if type(value) in (list, tuple):
         return type(value)(to_plain(v, depth + 1) for v in value)
     if type(value) is dict:
@@ -203,8 +325,11 @@ def encode(obj: Any) -> Any:
     if isinstance(obj, Outcome):
         encoded = {"__outcome__": True, "value": encode(obj.value), "error": obj.error,
                    "error_type": obj.error_type, "seconds": obj.seconds}
-        if obj.changed is not None:
-            encoded["changed"] = [int(i) for i in obj.changed]
+        for key in ("changed", "changes", "error_kinds", "called"):
+            if getattr(obj, key) is not None:
+                encoded[key] = [i if isinstance(i, int) else str(i) for i in getattr(obj, key)]
+        if obj.limit is not None:
+            encoded["limit"] = float(obj.limit)
         return encoded
     if isinstance(obj, TypedValue):
         return {"__typed__": obj.type_name, "value": encode(obj.value)}
@@ -234,10 +359,12 @@ def decode(obj: Any) -> Any:
         raw = base64.b64decode(obj["__ndarray__"])
         return np.frombuffer(raw, dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
     if "__outcome__" in obj:
-        changed = obj.get("changed")
+        lists = {key: [i if isinstance(i, int) else str(i) for i in obj[key]] if isinstance(obj.get(key), list)
+                 else None for key in ("changed", "changes", "error_kinds", "called")}
+        limit = obj.get("limit")
         return Outcome(value=decode(obj["value"]), error=obj["error"], error_type=obj["error_type"],
-                       seconds=obj["seconds"],
-                       changed=[int(i) for i in changed] if isinstance(changed, list) else None)
+                       seconds=obj["seconds"], limit=float(limit) if isinstance(limit, (int, float)) else None,
+                       **lists)
     if "__typed__" in obj:
         return TypedValue(obj["__typed__"], decode(obj["value"]))
     if "__lib__" in obj:
@@ -276,6 +403,9 @@ def round_trip(obj: Any) -> Any:
 class _Run:
     name: str                                        # the student's name for the answer
     variables: dict = field(default_factory=dict)
+    call_seconds: float | None = None                # the time limit of one call (None: no limit)
+    total_seconds: float | None = None               # of all the probe's calls together
+    spent: float = 0.0                               # seconds the probe's calls took so far
     failed: dict = field(default_factory=dict)       # variable -> why it could not be made
     placeholders: int = 0                            # calls that raised NotImplementedError
     answered: int = 0                                # calls that returned or raised something else
@@ -317,15 +447,19 @@ class _Run:
                 raise TypeError(f"`{self.name}` should be {what}, but it is a {type(target).__name__}")
             args = [self.argument(a) for a in step.get("args", ())]
             kwargs = {k: self.argument(v) for k, v in dict(step.get("kwargs", {})).items()}
-            before = [a.copy() if isinstance(a, np.ndarray) else None for a in args] if step.get("check_inputs") else None
-            saved = _stand_in(target, step.get("stand_ins") or {})
-            try:
-                outcome = call_student(target, *args, **kwargs)
-            finally:
-                _restore(target, saved)
-            if before is not None:
-                outcome.changed = [i for i, (a, old) in enumerate(zip(args, before))
-                                   if old is not None and not _same_array(a, old)]
+            called = None
+            if step.get("watch"):
+                called, names = [], tuple(str(n) for n in step["watch"])
+                args = [_watched(a, names, called) if isinstance(a, np.ndarray) else a for a in args]
+                kwargs = {k: _watched(v, names, called) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+            inputs = [*enumerate(args), *kwargs.items()]
+            before = {key: _snapshot(a) for key, a in inputs} if step.get("check_inputs") else {}
+            outcome = self.timed_call(target, args, kwargs, step)
+            changed = [key for key, a in inputs if before.get(key) is not None and not _same_array(a, before[key])]
+            if step.get("check_inputs"):
+                outcome.changed = changed
+                outcome.changes = [_mutation(dict(inputs)[key], before[key]) for key in changed]
+            outcome.called = called
             if outcome.error_type == "NotImplementedError":
                 self.placeholders += 1
                 self.placeholder_in = self.placeholder_in or outcome.raised_in
@@ -351,6 +485,27 @@ class _Run:
         if op == "backward":
             return _gradient(self.get(step["output"]), self.get(step["wrt"]))
         raise ValueError(f"unknown probe step {op!r}")
+
+    def timed_call(self, target, args, kwargs, step) -> Outcome:
+        """The student's call, with the helpers of earlier questions standing in, within the time left."""
+        seconds, budget = self.call_seconds, False
+        if self.total_seconds is not None:
+            left = self.total_seconds - self.spent
+            if left <= 0:
+                return Outcome(error=f"not run: the calls before it used the {self.total_seconds:g} s of the check",
+                               error_type=TIME_LIMIT, limit=self.total_seconds)
+            budget = seconds is None or left < seconds
+            seconds = left if budget else seconds
+        saved = _stand_in(target, step.get("stand_ins") or {})
+        try:
+            outcome = call_student(target, *args, seconds=seconds, **kwargs)
+        finally:
+            _restore(target, saved)
+        self.spent += outcome.seconds
+        if budget and outcome.error_type == TIME_LIMIT:      # stopped by the probe's budget, not the call's limit
+            outcome.error = f"stopped: the {self.total_seconds:g} s of the check ran out"
+            outcome.limit = self.total_seconds
+        return outcome
 
     def guarded(self, step: dict):
         """A step inside a group: a missing input skips it instead of ending the probe."""
@@ -445,7 +600,9 @@ def collect(namespace: dict, probe: dict) -> dict:
     name = probe["name"]
     if name not in namespace:
         return {"status": MISSING}
-    run = _Run(name, {ANSWER: namespace[name]})
+    limits = probe.get("limits") if isinstance(probe.get("limits"), dict) else {}
+    run = _Run(name, {ANSWER: namespace[name]}, **{key: float(limits[key]) for key in ("call_seconds", "total_seconds")
+                                                   if isinstance(limits.get(key), (int, float)) and limits[key] > 0})
     with warnings.catch_warnings(record=True) as caught:    # the student's warnings: reported, not printed
         warnings.simplefilter("always")
         try:

@@ -66,7 +66,8 @@ def run(args) -> int:
 def replicate(args) -> int:
     cls = registry.experiment_class(args.sweep)
     first = registry.REPLICATION_FIRST_SEED if args.first_seed is None else args.first_seed
-    seeds = tuple(range(first, first + (cls.full_seeds if args.seeds is None else args.seeds)))
+    default = cls.replication_size or cls.full_seeds
+    seeds = tuple(range(first, first + (default if args.seeds is None else args.seeds)))
     options = "" if seeds == registry.replication_seeds(args.sweep) else f" --seeds {len(seeds)} --first-seed {first}"
     return _sweep_and_save(args, cls(seeds=seeds),
                            command=f"{results.COMMAND} replicate {args.sweep} --out {args.out}{options}",

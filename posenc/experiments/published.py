@@ -80,4 +80,16 @@ PUBLISHED = {
         "fewer_tokens_than_code_llama": 10, "fewer_steps_than_pi": 2.5, "share_of_pretraining": 0.001,
         "alpha": 1, "beta": 32,
     },
+    # Chapter 10: ViTs trained at one resolution and read at another, with a learned table (APE, resized
+    # bicubic in their code) or 2-D rotary (axial, mixed).
+    "heo2024": {
+        "source": "Heo et al. 2024, the table of models in their code repository (naver-ai/rope-vit, README): "
+                  "DeiT-III recipe, 400 epochs, ImageNet-1k top-1 in %, at 224 pixels (trained) and 384",
+        "resolutions": (224, 384),
+        "patch_grids": (14, 24),           # 16-pixel patches
+        "top1": {"ViT-S": {"ape": (80.4, 79.4), "axial": (80.9, 80.0), "mixed": (80.9, 81.8)},
+                 "ViT-B": {"ape": (83.4, 82.8), "axial": (83.6, 83.9), "mixed": (83.8, 84.4)},
+                 "ViT-L": {"ape": (84.6, 84.2), "axial": (84.7, 85.1), "mixed": (84.8, 85.6)}},
+        "axial_base": 100, "mixed_start_base": 10,     # rope_theta of their axial models; init of the mixed ones
+    },
 }

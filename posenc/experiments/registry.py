@@ -39,6 +39,9 @@ SWEEPS = {
     "ch08": Sweep("posenc.experiments.ch08", "TextExperiment",
                   "byte-level language models on real text, read at 1, 2, 4 and 8 times the training length",
                   replicated=True),
+    "ch10": Sweep("posenc.experiments.ch10", "GridExperiment",
+                  "a token grid task trained on one grid and read on grids of other sizes, every 2-D position encoding",
+                  replicated=True),
 }
 
 
@@ -55,7 +58,9 @@ def experiment_class(name: str) -> type:
 
 
 def replication_seeds(name: str, n_seeds: int | None = None) -> tuple[int, ...]:
-    """The held-out seeds of a sweep's replication: as many as its full sweep has, from
-    ``REPLICATION_FIRST_SEED`` on (chapter 7: 100..104; chapter 8: 100..102)."""
-    n_seeds = experiment_class(name).full_seeds if n_seeds is None else n_seeds
+    """The held-out seeds of a sweep's replication: ``replication_size`` of them, by default as many as its
+    full sweep has, from ``REPLICATION_FIRST_SEED`` on (chapter 7: 100..104; chapter 8: 100..102; chapter 10,
+    whose full sweep has 10: 100..104)."""
+    cls = experiment_class(name)
+    n_seeds = (cls.replication_size or cls.full_seeds) if n_seeds is None else n_seeds
     return tuple(range(REPLICATION_FIRST_SEED, REPLICATION_FIRST_SEED + n_seeds))

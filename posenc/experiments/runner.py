@@ -65,6 +65,7 @@ class Experiment:
     # Hooks with defaults, for experiments whose kinds differ in more than the model (chapter 7: the task).
     full_seeds = 10        # seeds of the full sweep on the command line (``--seeds`` overrides it)
     processes = 1          # worker processes of the full sweep (``--processes`` overrides it)
+    replication_size = None  # seeds of the held-out replication (default: as many as the full sweep)
 
     def fit(self, kind: str, model: nn.Module, seed: int) -> list[float]:
         """Train one model; return the loss of every step."""

@@ -12,9 +12,10 @@ judged here, in the grading process. Without bubblewrap the grader refuses to ru
 --no-sandbox. See ``posenc.grader`` for how.
 
 Exit status: 0 when every submission was graded, 1 when at least one could not be (its row says why;
-everything else was graded and written), 2 when nothing was graded because the command itself is wrong (no
+everything else was graded and written; an LMS's page of online text does not count), 2 when nothing was graded because the command itself is wrong (no
 submissions, an unknown --set, notebooks of two sets without --set, a broken --extra-tests folder or
-roster, no bubblewrap or bubblewrap refused) or its output cannot be written.
+roster, no bubblewrap or bubblewrap refused) or its output cannot be written, 3 when the grader itself
+failed (a bug: please report it).
 
 The manual: the course site, For lecturers, Grading a class (book/lecturers/grading.md).
 """
@@ -31,29 +32,36 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from posenc.exercises import SET_IDS
 from posenc.grader.kernel import Limits
-from posenc.grader.lms import LMS, match, read_roster, students_by_file, write_canvas, write_moodle
+from posenc.grader.downloads import submitter_of
+from posenc.grader.lms import (
+    LMS, UNGRADED_AS, Roster, match, read_roster, require_emails, students_by_file, write_canvas, write_moodle,
+)
 from posenc.grader.report import (
-    Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
+    COPIES, Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
     write_lecturer_report,
 )
 from posenc.grader.sandbox import SandboxError, find_bwrap
 from posenc.grader.session import (
     Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
 )
-from posenc.grader.submission import (
-    GRADER_ERROR, NOT_NOTEBOOK, SYMLINK, SYMLINK_MESSAGE, UNKNOWN_SET, WRONG_SET, Submission, read_submission, set_digest,
-    template_sources,
+from posenc.grader.status import (
+    GRADER_ERROR, INVALID, NOT_NOTEBOOK, NOT_UPLOADS, ONLINE_TEXT, SYMLINK, UNKNOWN_SET, WRONG_SET,
 )
+from posenc.grader.submission import SYMLINK_MESSAGE, Submission, read_submission, set_digest, template_sources
 
 NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
             "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or pass "
             "--no-sandbox to grade without it (see the course site, For lecturers, The sandbox: "
             "book/lecturers/sandbox.md)")
+
+
+GRADER_FAILED = 3               # the exit status of a fault of the grader's own
+MAX_FOLDER_DEPTH = 32           # folders inside a hand-in folder (Canvas and Moodle nest one or two)
 
 
 @dataclass
@@ -62,6 +70,7 @@ class Found:
     name: str            # how the gradebook names it: printable, unique
     symlink: bool = False
     notebook: bool = True   # False: an upload found in a folder that is not named .ipynb (a PDF, .ipynb.txt)
+    problem: str = ""       # a folder that could not be searched: why (its row says it)
 
 
 def display_name(name: str) -> str:
@@ -76,31 +85,22 @@ def find_submissions(paths: list[str], exclude: tuple[Path, ...] = ()) -> list[F
 
     A symbolic link met in a folder, or named as a file, is listed (as a symlink) but not followed; a folder
     named on the command line is searched even if it is a link (it is the lecturer's). The same path named
-    twice is listed once.
+    twice is listed once. A folder that cannot be read, or lies deeper than MAX_FOLDER_DEPTH, is listed with
+    its problem (its row says why) and the search goes on.
     """
     found: list[Found] = []
     seen: set[str] = set()
     skip = [os.path.abspath(p) for p in exclude]       # what this run writes (a hand-in folder may hold it)
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            items = []
-            for folder, dirs, files in os.walk(path, followlinks=False):
-                dirs[:] = sorted((d for d in dirs if d != ".ipynb_checkpoints"), key=os.fsencode)
-                linked = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
-                for name in sorted(files + linked, key=os.fsencode):
-                    if name.startswith(".") or (name in linked and not name.endswith(".ipynb")):
-                        continue     # .DS_Store and other hidden files; a linked folder (never searched)
-                    file = Path(folder, name)
-                    items.append((file, file.relative_to(path).as_posix(), name.endswith(".ipynb")))
-        else:
-            items = [(path, path.name, True)]
-        for file, name, notebook in items:
-            key = os.path.abspath(file)
-            if key in seen or (not notebook and any(key == p or key.startswith(p + os.sep) for p in skip)):
+        items = _walk(path) if path.is_dir() else [Found(path, path.name)]
+        for item in items:
+            key = os.path.abspath(item.path)
+            if key in seen or (not item.notebook and any(key == p or key.startswith(p + os.sep) for p in skip)):
                 continue                # the same file named twice is graded once; our own output is no upload
             seen.add(key)
-            found.append(Found(file, name, os.path.islink(file), notebook))
+            item.symlink = not item.problem and os.path.islink(item.path)
+            found.append(item)
     counts = Counter(f.name for f in found)
     for f in found:
         if counts[f.name] > 1:
@@ -116,6 +116,49 @@ def find_submissions(paths: list[str], exclude: tuple[Path, ...] = ()) -> list[F
         names.add(name)
         f.name = name
     return found
+
+
+def _walk(top: Path) -> list[Found]:
+    """Everything ``top`` holds, folder by folder in name order (an explicit stack: no recursion, however
+    deep the folders go)."""
+    items: list[Found] = []
+    stack = [(top, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        name = folder.relative_to(top).as_posix()
+        if depth > MAX_FOLDER_DEPTH:
+            items.append(Found(folder, name, notebook=False, problem=(
+                f"a folder nested deeper than {MAX_FOLDER_DEPTH} folders: not searched (move its notebooks up)")))
+            continue
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: os.fsencode(e.name))
+        except OSError as exc:
+            items.append(Found(folder, name, notebook=False, problem=f"a folder that cannot be read "
+                                                                      f"({exc.strerror or exc}): not searched"))
+            continue
+        below = []
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name == ".ipynb_checkpoints":
+                continue            # .DS_Store, checkpoints and other hidden files
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_folder = False
+            if is_folder:
+                below.append((Path(entry.path), depth + 1))
+            elif not entry.is_symlink() or entry.name.endswith(".ipynb") or not _is_linked_folder(entry):
+                file = Path(entry.path)
+                items.append(Found(file, file.relative_to(top).as_posix(), notebook=entry.name.endswith(".ipynb")))
+        stack += reversed(below)
+    return items
+
+
+def _is_linked_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=True)
+    except OSError:
+        return False
 
 
 def mixed_sets(subs: list[Submission]) -> str | None:
@@ -139,9 +182,9 @@ def mixed_sets(subs: list[Submission]) -> str | None:
 
 def choose_set(subs: list[Submission], forced: str | None) -> tuple[str | None, str]:
     """The exercise set of this run: --set, else the course's set most submissions answer (on a tie,
-    the first of them in the course's order, with a note)."""
+    the first of them in the course's order, with a note; --set is the lecturer's own choice: no note)."""
     if forced:
-        return forced, "--set"
+        return forced, ""
     counts = Counter(s.set_id for s in subs if s.gradable and s.set_id in SET_IDS)
     if not counts:
         return None, ""
@@ -166,25 +209,24 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
         if not sub.gradable:
             continue
         if sub.set_id is None and set_id is None:
-            sub.problem, sub.message = UNKNOWN_SET, UNKNOWN_SET_MESSAGE + "pass --set chNN to grade it"
+            sub.refuse(UNKNOWN_SET, UNKNOWN_SET_MESSAGE + "pass --set chNN to grade it")
         elif sub.set_id is None and not forced:
-            sub.problem, sub.message = UNKNOWN_SET, UNKNOWN_SET_MESSAGE + f"pass --set {set_id} to grade it as {set_id}"
+            sub.refuse(UNKNOWN_SET, UNKNOWN_SET_MESSAGE + f"pass --set {set_id} to grade it as {set_id}")
         elif sub.set_id is None:
             sub.set_id = set_id
         elif sub.set_id not in known:
-            sub.problem, sub.message = UNKNOWN_SET, (
-                f"exercise set {sub.set_id} (from {sub.set_evidence}) is not one of this course's "
-                f"sets ({', '.join(SET_IDS)})")
+            sub.refuse(UNKNOWN_SET, f"exercise set {sub.set_id} (from {sub.set_evidence}) is not one of this "
+                                    f"course's sets ({', '.join(SET_IDS)})")
         elif sub.set_id != set_id:
-            sub.problem, sub.message = WRONG_SET, (
-                f"this is a notebook of exercise set {sub.set_id} (from {sub.set_evidence}), but this run "
-                f"grades {set_id}: was the wrong notebook submitted?")
+            sub.refuse(WRONG_SET, f"this is a notebook of exercise set {sub.set_id} (from {sub.set_evidence}), "
+                                  f"but this run grades {set_id}: was the wrong notebook submitted?")
 
 
 def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
-    """Groups of graded notebooks that run the same program (comments, blank lines and layout aside) and
-    hold code of their own. Nobody is marked down, as the grader cannot tell the original from the copy:
-    each row's message names the others, and the summary lists the groups, for the lecturer to decide."""
+    """Groups of graded notebooks whose own code is the same (``set_digest``: names, comments, layout and
+    the order of cells aside, handed-out cells and cells too small to be evidence left out). Nobody is
+    marked down, as the grader cannot tell the original from the copy: each row's message names the others,
+    and the summary lists the groups, for the lecturer to decide."""
     groups: dict[str, list[Graded]] = {}
     for g in graded:
         if g.submission.gradable:
@@ -195,154 +237,263 @@ def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
     for group in copies:
         for g in group:
             g.notes.append("same code as " + ", ".join(o.submission.name for o in group if o is not g)
-                           + " (comments and layout aside; nobody is marked down: compare them)")
+                           + f" ({COPIES}; nobody is marked down: compare them)")
     return [[g.submission.name for g in group] for group in copies]
 
 
 # ---------------------------------------------------------------------------------------------------
 # The command
+#
+# ``grade(Options)`` is a pipeline of named stages: check the options, read the roster, find the files,
+# load the private checks, read (parse) the notebooks, plan the run (its set and questions), grade, compare
+# and match, write, tell. A stage that finds the lecturer's input wrong raises UsageError (exit status 2).
 
 
-def grade_files(paths: list[str], *, out: Path, feedback_dir: Path | None = None, extra_tests: Path | None = None,
-                settings: Settings | None = None, jobs: int = 2, set_id: str | None = None,
-                stream=None, quiet: bool = False, lecturer_report: Path | None = None,
-                roster: Path | None = None, lms: list[str] = (), assignment: str | None = None,
-                assignment_id: str = "") -> int:
+@dataclass(frozen=True)
+class Options:
+    """What one run of the command grades and writes (the command line, as data)."""
+
+    paths: tuple[str, ...]
+    out: Path
+    feedback_dir: Path | None = None
+    extra_tests: Path | None = None
+    settings: Settings = field(default_factory=Settings)
+    jobs: int = 2
+    set_id: str | None = None
+    quiet: bool = False
+    lecturer_report: Path | None = None
+    roster: Path | None = None
+    lms: tuple[str, ...] = ()
+    assignment: str | None = None
+    assignment_id: str = ""
+    ungraded_as: str = "empty"       # the grade of a hand-in that could not be graded: "empty" or "0"
+
+    @property
+    def report(self) -> Path:
+        return self.lecturer_report if self.lecturer_report is not None else \
+            self.out.with_name(self.out.stem + ".lecturer.txt")
+
+    def gradebook(self, lms: str) -> Path:
+        return self.out.with_name(f"{self.out.stem}.{lms}.csv")
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """The files the run writes besides the feedback files."""
+        return (self.out, self.report, *(self.gradebook(name) for name in LMS))
+
+    @property
+    def written(self) -> tuple[Path, ...]:
+        """Everything the run writes (a hand-in folder may hold it: it is no upload)."""
+        return (*self.files, *((self.feedback_dir,) if self.feedback_dir else ()))
+
+    def check(self) -> None:
+        """The options' own mistakes, before anything is read."""
+        if self.set_id is not None and self.set_id not in SET_IDS:
+            raise UsageError(f"unknown exercise set {self.set_id!r}; the course has {', '.join(SET_IDS)}")
+        if self.settings.limits.sandbox and find_bwrap() is None:
+            raise UsageError(NO_BWRAP)
+        for name in self.lms:
+            if name not in LMS:
+                raise UsageError(f"--lms {name}: one of {', '.join(LMS)}")
+        if self.lms and self.roster is None:
+            raise UsageError("--lms needs --roster (Canvas's gradebook export, Moodle's grading worksheet or a CSV "
+                             "of student_id,name[,email,submission])")
+        if self.ungraded_as not in UNGRADED_AS:
+            raise UsageError(f"--ungraded-as {self.ungraded_as}: one of {', '.join(UNGRADED_AS)}")
+
+
+@dataclass
+class Outcome:
+    """What grading produced: the plan, every submission's result, and what was found across them."""
+
+    plan: Plan | None
+    graded: list[Graded]
+    note: str = ""
+    copies: list[list[str]] = field(default_factory=list)
+    matching: object = None          # lms.Matching, with a roster
+    roster: str = ""                 # what the roster was read as
+    sandbox: list[str] | None = None
+    gradebooks: list[Path] = field(default_factory=list)
+
+    @property
+    def roster_problems(self) -> list[str]:
+        return self.matching.problems() if self.matching else []
+
+    @property
+    def exit_status(self) -> int:
+        """1 when a hand-in could not be graded (the LMS's pages of online text are none)."""
+        return 1 if any(not g.submission.gradable and g.submission.problem not in NOT_UPLOADS
+                        for g in self.graded) else 0
+
+
+def grade_files(paths: list[str], **options) -> int:
+    """``grade`` with the options as keywords (see ``Options``)."""
+    options["out"] = Path(options["out"])
+    options["lms"] = tuple(options.get("lms", ()))
+    return grade(Options(tuple(paths), **options))
+
+
+def grade(options: Options, stream=None) -> int:
     """Grade, write the CSV (and feedback), print the summary; the exit status."""
     stream = stream or sys.stdout
-    settings = settings or Settings()
     start = time.perf_counter()
-    if set_id is not None and set_id not in SET_IDS:
-        say(sys.stderr, f"error: unknown exercise set {terminal_text(set_id)!r}; the course has {', '.join(SET_IDS)}")
-        return 2
-    if settings.limits.sandbox and find_bwrap() is None:
-        say(sys.stderr, "error: " + NO_BWRAP)
-        return 2
-    for name in lms:
-        if name not in LMS:
-            say(sys.stderr, f"error: --lms {terminal_text(name)}: one of {', '.join(LMS)}")
-            return 2
-    if lms and roster is None:
-        say(sys.stderr, "error: --lms needs --roster (a CSV of student_id,name,email[,submission])")
-        return 2
-    students = read_roster(roster) if roster is not None else None      # a bad roster stops before grading
-    out = Path(out)
-    report = lecturer_report if lecturer_report is not None else out.with_name(out.stem + ".lecturer.txt")
-    ours = (out, report, *(out.with_name(f"{out.stem}.{name}.csv") for name in LMS),
-            *((Path(feedback_dir),) if feedback_dir else ()))
-    files = find_submissions(paths, exclude=ours)
-    if not files:
-        say(sys.stderr, "error: no .ipynb submissions found in " + terminal_text(" ".join(paths)))
-        return 2
-    extras = load_extra_tests(extra_tests) if extra_tests else []
-    pool = ServerPool(sandboxed=settings.limits.sandbox)
-    progress = Progress(len(files), stream, quiet)
     try:
-        try:
-            pool.get(None)        # the first fork server, in the main thread (it parses the notebooks)
-        except SandboxError as exc:
-            say(sys.stderr, f"error: {terminal_text(str(exc))}")
-            return 2
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as executor, _stop_on_interrupt(executor, pool):
+        options.check()
+        roster = read_roster(options.roster) if options.roster is not None else None
+        if roster is not None and "moodle" in options.lms:
+            require_emails(roster)
+        files = find_files(options)
+        extras = load_extra_tests(options.extra_tests) if options.extra_tests else []
+        outcome = grade_all(files, extras, options, stream)
+        compare(outcome, roster)
+    except (UsageError, SandboxError) as exc:
+        say(sys.stderr, f"error: {terminal_text(str(exc))}")
+        return 2
+    try:
+        write_results(outcome, options)
+    except OSError as exc:
+        say(sys.stderr, f"error: cannot write the results: {terminal_text(str(exc))}")
+        return 2
+    if not options.quiet:
+        tell(outcome, options, time.perf_counter() - start, stream)
+    return outcome.exit_status
+
+
+def find_files(options: Options) -> list[Found]:
+    files = find_submissions(list(options.paths), exclude=options.written)
+    if not files:
+        raise UsageError("no .ipynb submissions found in " + " ".join(options.paths))
+    return files
+
+
+def grade_all(files: list[Found], extras: list, options: Options, stream) -> Outcome:
+    """Read every file, plan the run, grade every gradable submission (in parallel, each in its kernel)."""
+    pool = ServerPool(sandboxed=options.settings.limits.sandbox)
+    progress = Progress(len(files), stream, options.quiet)
+    try:
+        pool.get(None)        # the first fork server, in the main thread (it parses the notebooks)
+        with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as executor, \
+                _stop_on_interrupt(executor, pool):
             subs = list(executor.map(lambda f: _read(f, pool), files))
-            refusal = None if set_id else mixed_sets(subs)
-            if refusal:
-                say(sys.stderr, "error: " + refusal)
-                return 2
-            chosen, note = choose_set(subs, set_id)
-            mark_problems(subs, chosen, forced=bool(set_id))
-            plan = Plan.make(chosen, extras) if chosen is not None else None
-            if plan is not None:
-                plan.check_private(settings.seed)
-            if extras and plan is not None and not any(q.private for q in plan.questions):
-                note = "; ".join(filter(None, [note, f"--extra-tests {extra_tests}: no private check for "
-                                                     f"{chosen} (EXTRA has {', '.join(sorted({k for m in extras for k in m.questions}))})"]))
-            results: dict[int, Graded] = {}
+            plan, note = plan_run(subs, extras, options)
             if plan is not None and any(s.gradable for s in subs):
-                try:
-                    pool.get(chosen)  # started here, in the main thread: bubblewrap dies with this thread
-                except SandboxError as exc:
-                    say(sys.stderr, f"error: {terminal_text(str(exc))}")
-                    return 2
-
-            def work(sub: Submission) -> Graded:
-                try:
-                    return grade_submission(sub, plan, pool, settings)
-                except Exception as exc:   # a bug of ours must not stop the class's run
-                    sub.problem, sub.message = GRADER_ERROR, f"the grader failed: {type(exc).__name__}: {exc}"
-                    return Graded(sub)
-
+                pool.get(plan.exercise_set.set_id)  # started here, in the main thread: bubblewrap dies with it
+            results: dict[int, Graded] = {}
             for sub in subs:
                 if not sub.gradable:
                     results[id(sub)] = Graded(sub)
                     progress.update(results[id(sub)], plan)
-            for future in as_completed([executor.submit(work, sub) for sub in subs if sub.gradable]):
+            work = [executor.submit(_grade_one, sub, plan, pool, options.settings) for sub in subs if sub.gradable]
+            for future in as_completed(work):
                 g = future.result()
                 results[id(g.submission)] = g
                 progress.update(g, plan)
-        sandbox = pool.sandbox()
+        return Outcome(plan, [results[id(sub)] for sub in subs], note, sandbox=pool.sandbox())
     finally:
         pool.close()
-    graded = [results[id(sub)] for sub in subs]
-    copies = find_copies(graded, template_sources(chosen) if chosen else set())
-    matching = match(students, graded) if students is not None else None
-    roster_problems = matching.problems() if matching else []
-    seconds = time.perf_counter() - start
 
+
+def plan_run(subs: list[Submission], extras: list, options: Options) -> tuple[Plan | None, str]:
+    """The set this run grades (refusing a folder of two sets without --set), each submission's problem
+    with it, and the plan of questions, private checks included; a note for the lecturer."""
+    refusal = None if options.set_id else mixed_sets(subs)
+    if refusal:
+        raise UsageError(refusal)
+    chosen, note = choose_set(subs, options.set_id)
+    mark_problems(subs, chosen, forced=bool(options.set_id))
+    if chosen is None:
+        return None, note
+    plan = Plan.make(chosen, extras)
+    plan.check_private(options.settings.seed)
+    if extras and not any(q.private for q in plan.questions):
+        sets = ", ".join(sorted({k for m in extras for k in m.questions}))
+        note = "; ".join(filter(None, [note, f"--extra-tests {options.extra_tests}: no private check for "
+                                             f"{chosen} (EXTRA has {sets})"]))
+    return plan, note
+
+
+def _grade_one(sub: Submission, plan: Plan, pool: ServerPool, settings: Settings) -> Graded:
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_csv(out, plan, graded, settings.seed, students_by_file(matching) if matching else None)
-        write_lecturer_report(report, plan, graded, copies, note, roster_problems)
-        title = assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
-        gradebooks = []
-        for name in dict.fromkeys(lms):
-            gradebooks.append(out.with_name(f"{out.stem}.{name}.csv"))
-            if name == "canvas":
-                write_canvas(gradebooks[-1], matching, plan, title, assignment_id)
-            else:
-                write_moodle(gradebooks[-1], matching, plan, title)
-        if feedback_dir:
-            feedback_dir = Path(feedback_dir)
-            feedback_dir.mkdir(parents=True, exist_ok=True)
-            for g, name in zip(graded, feedback_names([g.submission.name for g in graded])):
-                write_feedback(feedback_dir / name, feedback_text(g, plan))
-    except OSError as exc:
-        say(sys.stderr, f"error: cannot write the results: {terminal_text(str(exc))}")
-        return 2
-    if not quiet:
-        say(stream, summary(graded, plan, seconds, settings.seed, note, copies))
-        if roster_problems:
-            say(stream, "Roster:\n" + "\n".join(f"  {line}" for line in roster_problems))
-        for book in gradebooks:
-            say(stream, f"Wrote {book} for the LMS's grade import")
-        if sandbox is not None:
-            say(stream, "Kernels confined by " + ("; ".join(sandbox) if sandbox else "nothing beyond the time limits"))
-        if not settings.limits.sandbox:
-            say(stream, "Warning: graded without bubblewrap (--no-sandbox): the students' code could read "
-                        "every file you can")
-        say(stream, f"Wrote {out}, the lecturer's report {report}"
-                    + (f" and {len(graded)} feedback files in {feedback_dir}" if feedback_dir else ""))
-    return 1 if any(not g.submission.gradable for g in graded) else 0
+        return grade_submission(sub, plan, pool, settings)
+    except Exception as exc:   # a bug of ours must not stop the class's run
+        sub.refuse(GRADER_ERROR, f"the grader failed: {type(exc).__name__}: {exc}")
+        return Graded(sub)
+
+
+def compare(outcome: Outcome, roster: Roster | None) -> None:
+    """Across the submissions: the groups of copies, and with a roster whose file is which."""
+    plan = outcome.plan
+    outcome.copies = find_copies(outcome.graded, template_sources(plan.exercise_set.set_id) if plan else set())
+    if roster is not None:
+        outcome.matching, outcome.roster = match(roster.students, outcome.graded), roster.source
+
+
+def write_results(outcome: Outcome, options: Options) -> None:
+    """The gradebook, the lecturer's report, the LMS files and the feedback files."""
+    plan, graded, matching = outcome.plan, outcome.graded, outcome.matching
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(options.out, plan, graded, options.settings.seed, students_by_file(matching) if matching else None,
+              options.ungraded_as)
+    write_lecturer_report(options.report, plan, graded, outcome.copies, outcome.note, outcome.roster_problems)
+    title = options.assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
+    for name in dict.fromkeys(options.lms):
+        outcome.gradebooks.append(options.gradebook(name))
+        if name == "canvas":
+            write_canvas(outcome.gradebooks[-1], matching, plan, title, options.assignment_id, options.ungraded_as)
+        else:
+            write_moodle(outcome.gradebooks[-1], matching, plan, title, options.ungraded_as)
+    if options.feedback_dir:
+        options.feedback_dir.mkdir(parents=True, exist_ok=True)
+        folder = options.feedback_dir.resolve()
+        uploads = feedback_for(graded)
+        ours = tuple(p.name for p in options.files if p.resolve().parent == folder)   # the report...
+        for g, name in zip(uploads, feedback_names([g.submission.name for g in uploads], reserved=ours)):
+            write_feedback(options.feedback_dir / name, feedback_text(g, plan))
+
+
+def feedback_for(graded: list[Graded]) -> list[Graded]:
+    """The submissions that get a feedback file: all but the LMS's pages of online text (no upload of the
+    student's: a feedback file would only puzzle them)."""
+    return [g for g in graded if g.submission.problem not in NOT_UPLOADS]
+
+
+def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
+    """The summary on the terminal."""
+    graded = outcome.graded
+    say(stream, summary(graded, outcome.plan, seconds, options.settings.seed, outcome.note, outcome.copies))
+    if outcome.roster:
+        say(stream, f"Roster: {outcome.roster}" + "".join(f"\n  {line}" for line in outcome.roster_problems))
+    for book in outcome.gradebooks:
+        say(stream, f"Wrote {book} for the LMS's grade import")
+    if outcome.sandbox is not None:
+        say(stream, "Kernels confined by " + ("; ".join(outcome.sandbox) or "nothing beyond the time limits"))
+    if not options.settings.limits.sandbox:
+        say(stream, "Warning: graded without bubblewrap (--no-sandbox): the students' code could read "
+                    "every file you can")
+    say(stream, f"Wrote {options.out}, the lecturer's report {options.report}"
+                + (f" and {len(feedback_for(graded))} feedback files in {options.feedback_dir}"
+                   if options.feedback_dir else ""))
 
 
 def _read(found: Found, pool: ServerPool) -> Submission:
     """A submission read and parsed (in a kernel); never raises."""
+    if found.problem:
+        return Submission(found.path, found.name).refuse(INVALID, found.problem)
     if found.symlink:
-        sub = Submission(found.path, found.name)
-        sub.problem, sub.message = SYMLINK, SYMLINK_MESSAGE
-        return sub
+        return Submission(found.path, found.name).refuse(SYMLINK, SYMLINK_MESSAGE)
+    if not found.notebook and (submitter := submitter_of(found.name)) and submitter.online_text:
+        return Submission(found.path, found.name).refuse(
+            ONLINE_TEXT, f"the {submitter.lms.capitalize()} page of what the student typed as online text, not a "
+                         "notebook: not graded (read it in the LMS)")
     if not found.notebook:
-        sub = Submission(found.path, found.name)
         suffix = "".join(found.path.suffixes[-2:]) or "no extension"
-        sub.problem, sub.message = NOT_NOTEBOOK, (f"not a notebook ({suffix}, not .ipynb): not graded; hand in "
-                                                  "the .ipynb file that Jupyter saves")
-        return sub
+        return Submission(found.path, found.name).refuse(
+            NOT_NOTEBOOK, f"not a notebook ({suffix}, not .ipynb): not graded; hand in the .ipynb file that "
+                          "Jupyter saves")
     try:
         return read_submission(found.path, found.name, parse=pool.parse)
     except Exception as exc:   # a bug of ours: this file only
-        sub = Submission(found.path, found.name)
-        sub.problem, sub.message = GRADER_ERROR, f"the grader failed: {type(exc).__name__}: {exc}"
-        return sub
+        return Submission(found.path, found.name).refuse(GRADER_ERROR, f"the grader failed: {type(exc).__name__}: {exc}")
 
 
 @contextlib.contextmanager
@@ -356,15 +507,14 @@ def _stop_on_interrupt(executor: ThreadPoolExecutor, pool: ServerPool):
         raise
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["gradescope"]:             # python -m posenc.grader gradescope chNN --out bundle.zip
-        from posenc.grader.gradescope import main as gradescope_main
+# ---------------------------------------------------------------------------------------------------
+# The command line: ``grade`` (the default: ``python -m posenc.grader DIR ...`` is ``... grade DIR ...``),
+# ``gradescope`` (the autograder bundle) and ``run-autograder`` (inside Gradescope's container)
 
-        return gradescope_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m posenc.grader", description=__doc__.split("\n\n")[0],
-                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+COMMANDS = ("grade", "gradescope", "run-autograder")
+
+
+def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", nargs="+", help=".ipynb files or folders holding them")
     parser.add_argument("--out", required=True, type=Path, help="the gradebook CSV to write")
     parser.add_argument("--feedback-dir", type=Path, help="write one feedback .txt per submission here")
@@ -373,13 +523,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="the lecturer's report: private checks' diagnoses, copies, flags "
                              "(default: the CSV's name with .lecturer.txt)")
     parser.add_argument("--set", dest="set_id", help="the exercise set to grade (default: detected)")
-    parser.add_argument("--roster", type=Path, help="CSV of student_id,name,email[,submission]: whose file is "
-                                                    "which; the gradebook is then keyed by student id")
+    parser.add_argument("--roster", type=Path, help="whose file is which: Canvas's gradebook export, Moodle's "
+                                                    "grading worksheet, or a CSV of student_id,name[,email,"
+                                                    "submission]; the gradebook is then keyed by student id")
     parser.add_argument("--lms", action="append", default=[], choices=LMS,
                         help="also write the LMS's import CSV (canvas, moodle; may be given twice); needs --roster")
     parser.add_argument("--assignment", help="the assignment's name in the LMS (default: Exercise set chNN)")
     parser.add_argument("--assignment-id", default="", help="Canvas: the assignment's id (its column is then "
                                                             "'name (id)'; without one Canvas makes a new assignment)")
+    parser.add_argument("--ungraded-as", choices=UNGRADED_AS, default="empty",
+                        help="the grade of a hand-in that could not be graded (a PDF, a broken notebook, another "
+                             "set's), in grades.csv and the LMS files alike: empty (the default: you decide each) "
+                             "or 0 (an LMS then posts the zero)")
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S",
                         help="seconds of computing the student's code may use for one question (default 10)")
     parser.add_argument("--timeout-per-cell", type=float, default=None, metavar="S",
@@ -397,27 +552,68 @@ def main(argv: list[str] | None = None) -> int:
                         help="submissions graded at the same time (default: the number of cores)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the grader's inputs (default: random)")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
-    args = parser.parse_args(argv)
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        # `kill`: stop as on Ctrl-C, so that the kernels and their folders are removed
-        previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+
+def options_from(args: argparse.Namespace) -> Options:
     settings = Settings(timeout_per_question=args.timeout_per_question, timeout_per_cell=args.timeout_per_cell,
                         timeout_per_notebook=args.timeout_per_notebook,
                         limits=Limits(memory_mb=args.memory_mb, disk_mb=args.disk_mb, sandbox=not args.no_sandbox),
                         seed=args.seed if args.seed is not None else secrets.randbelow(2**31))
+    return Options(tuple(args.submissions), args.out, feedback_dir=args.feedback_dir, extra_tests=args.extra_tests,
+                   settings=settings, jobs=args.jobs, set_id=args.set_id, quiet=args.quiet,
+                   lecturer_report=args.lecturer_report, roster=args.roster, lms=tuple(args.lms),
+                   assignment=args.assignment, assignment_id=args.assignment_id, ungraded_as=args.ungraded_as)
+
+
+def run_grade(args: argparse.Namespace) -> int:
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        # `kill`: stop as on Ctrl-C, so that the kernels and their folders are removed
+        previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
-        return grade_files(args.submissions, out=args.out, feedback_dir=args.feedback_dir,
-                           extra_tests=args.extra_tests, settings=settings, jobs=args.jobs,
-                           set_id=args.set_id, quiet=args.quiet, lecturer_report=args.lecturer_report,
-                           roster=args.roster, lms=args.lms, assignment=args.assignment,
-                           assignment_id=args.assignment_id)
-    except UsageError as exc:      # the lecturer's input (extra tests, set): say what is wrong
-        say(sys.stderr, f"error: {terminal_text(str(exc))}")
-        return 2
+        return grade(options_from(args))
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def parser() -> argparse.ArgumentParser:
+    from posenc.grader import gradescope
+
+    top = argparse.ArgumentParser(prog="python -m posenc.grader", description=__doc__.split("\n\n")[0],
+                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", metavar="{grade,gradescope}", required=True)
+    grade_parser = commands.add_parser("grade", help="grade a class's notebooks (the default command)",
+                                       description=__doc__.split("\n\n")[0])
+    add_grade_arguments(grade_parser)
+    grade_parser.set_defaults(run=run_grade)
+    bundle = commands.add_parser("gradescope", help="build a Gradescope autograder (.zip) for one exercise set",
+                                 description="Build a Gradescope autograder (.zip) for one exercise set.")
+    gradescope.add_bundle_arguments(bundle)
+    bundle.set_defaults(run=gradescope.run_bundle)
+    container = commands.add_parser("run-autograder", description="Inside Gradescope's container (what "
+                                    "the bundle's run_autograder runs): grade ROOT/submission into "
+                                    "ROOT/results/results.json.")
+    gradescope.add_run_arguments(container)
+    container.set_defaults(run=gradescope.run_container)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
+        argv.insert(0, "grade")               # python -m posenc.grader DIR ... grades DIR
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as exc:      # the lecturer's input (extra tests, set): say what is wrong
+        say(sys.stderr, f"error: {terminal_text(str(exc))}")
+        return 2
+    except Exception as exc:       # a bug of ours: its own exit status, never "some files were not graded"
+        say(sys.stderr, f"error: the grader failed: {type(exc).__name__}: {terminal_text(str(exc))}; nothing "
+                        "was written; please report it (with the command you ran)")
+        return GRADER_FAILED
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """A Gradescope autograder for one exercise set: the bundle, and what runs in Gradescope's container.
 
     python -m posenc.grader gradescope ch01 --out autograder_ch01.zip [--extra-tests DIR]
+    python -m posenc.grader run-autograder --root /autograder      (what the bundle's run_autograder runs)
 
 What Gradescope's autograder specification asks, as this module relies on it (gradescope-autograders
 .readthedocs.io, "Autograder Specifications"; facts, in our words):
@@ -16,6 +17,12 @@ What Gradescope's autograder specification asks, as this module relies on it (gr
   ``tests``, each with ``score``, ``max_score``, ``status`` ("passed"/"failed"), ``name``, ``number``,
   ``output``, ``tags`` and ``visibility``; a visibility is one of "hidden", "after_due_date",
   "after_published" or "visible".
+* visibility ("Controlling Test Case Visibility"): the top level's is the default of every test, a test's own
+  overrides it; "hidden" tests are never shown, "after_due_date" ones once the due date has passed,
+  "after_published" ones once the grades are published; while a test is held back the student does not see
+  the total score, but hidden tests do not hold it back (they are meant to carry no points); ``score``
+  overrides the tests' total. So the private checks are tests of their own at the chosen visibility, the
+  top-level output holds nothing that depends on them, and with "hidden" the score leaves them out.
 
 **Confinement in the container.** Gradescope runs the container as root and grades one submission in it,
 so there is no classmate to protect inside it; what must be protected is the autograder itself: the
@@ -69,22 +76,6 @@ NOT_GRADED = "not graded"
 # The bundle
 
 
-def needs_torch(set_id: str) -> bool:
-    """Whether grading the set imports torch: its checks (in the grading process) or its notebook's imports
-    (in the kernels), directly or through posenc.lib's modules. Asked of a fresh interpreter."""
-    code = ("import importlib, sys\n"
-            "from posenc.exercises import load_set\n"
-            "from posenc.grader.session import ServerPool\n"
-            f"load_set({set_id!r})\n"
-            f"for name in ServerPool.warm_modules({set_id!r}):\n"
-            "    importlib.import_module(name)\n"
-            "print('torch' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise UsageError(f"cannot tell what {set_id} imports: {done.stderr.strip()[-500:]}")
-    return done.stdout.split()[-1] == "True"
-
-
 def _pins(constraints: str) -> dict[str, str]:
     pins = {}
     for line in constraints.splitlines():
@@ -94,25 +85,30 @@ def _pins(constraints: str) -> dict[str, str]:
     return pins
 
 
-def runtime_requirements(set_id: str, checkout: Path, torch: bool | None = None) -> list[str]:
-    """requirements.txt of the bundle: the package's run-time dependencies pinned as constraints.txt pins
-    them, and where the set needs torch its CPU build (from PyTorch's CPU index, as binder/ takes it: the
-    default build brings several GB of CUDA libraries); torch's own dependencies come from PyPI, pinned by
-    constraints.txt."""
-    import tomllib
-
-    project = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]
-    names = [re.match(r"[A-Za-z0-9_.\-]+", dep)[0] for dep in project["dependencies"]]
-    if needs_torch(set_id) if torch is None else torch:
-        names.insert(0, "torch")
+def runtime_requirements(checkout: Path) -> list[str]:
+    """requirements.txt of the bundle: what a student's notebook may import, whatever the set (one grade
+    wherever graded: a ch01 answer may use torch, as it may in Colab, on Binder and in make grade). That is
+    the course package's run-time dependencies and its ``torch`` extra (pyproject.toml, the one place they
+    are declared), pinned as constraints.txt pins them, torch as its CPU build (from PyTorch's CPU index,
+    as binder/ takes it: the default build brings several GB of CUDA libraries); torch's own dependencies
+    come from PyPI, pinned by constraints.txt."""
+    names = [re.match(r"[A-Za-z0-9_.\-]+", dep)[0] for dep in notebook_requirements(checkout)]
     pins = _pins((checkout / "constraints.txt").read_text())
     missing = [n for n in names if re.sub(r"[-_.]+", "-", n).lower() not in pins]
     if missing:
         raise UsageError(f"constraints.txt pins no version of {', '.join(missing)}")
     lines = [pins[re.sub(r"[-_.]+", "-", n).lower()] for n in names]
-    if "torch" in names:
-        lines = [f"--extra-index-url {TORCH_INDEX}", lines[0] + "+cpu", *lines[1:]]
-    return lines
+    return [f"--extra-index-url {TORCH_INDEX}", *(line + "+cpu" if line.startswith("torch==") else line
+                                                  for line in lines)]
+
+
+def notebook_requirements(checkout: Path) -> list[str]:
+    """What a student's notebook may import, as pyproject.toml declares it: the package's dependencies and
+    its torch extra (their ranges; constraints.txt pins the versions tested)."""
+    import tomllib
+
+    project = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]
+    return [*project["optional-dependencies"]["torch"], *project["dependencies"]]
 
 
 def setup_script(requirements: list[str], wheel: str) -> str:
@@ -141,7 +137,7 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 root="${POSENC_AUTOGRADER_ROOT:-/autograder}"
 python="${POSENC_AUTOGRADER_PYTHON:-$root/venv/bin/python}"
 cd "$root"
-exec "$python" -m posenc.grader.gradescope run --root "$root"
+exec "$python" -m posenc.grader run-autograder --root "$root"
 """
 
 
@@ -168,7 +164,7 @@ def build_bundle(set_id: str, out: Path, extra_tests: Path | None = None, settin
     extras = load_extra_tests(extra_tests) if extra_tests else []
     plan = Plan.make(set_id, extras)          # private checks that do not fit stop here, as in a run
     plan.check_private(0)
-    requirements = runtime_requirements(set_id, checkout)
+    requirements = runtime_requirements(checkout)
     config = {"set": set_id, "title": load_set(set_id).title, "private_visibility": private_visibility,
               "settings": settings or {}, "private": [q.qid for q in plan.questions if q.private]}
     with tempfile.TemporaryDirectory() as scratch:
@@ -202,8 +198,9 @@ def build_bundle(set_id: str, out: Path, extra_tests: Path | None = None, settin
 
 def _harden(root: Path) -> list[str]:
     """Without bubblewrap, as root: what decides a score made readable by root only (the kernels run as
-    nobody): every check module of the installed package (and its bytecode; ``checks/__init__.py`` stays,
-    so that the set names can still be listed) and the bundle (private checks, configuration). Only an
+    nobody): every check module of the installed package (and its bytecode; ``checks/__init__.py`` stays
+    importable, but the folder cannot be listed: not even the checks' names) and the bundle (private
+    checks, configuration). Only an
     installed copy of the package is changed, never a checkout's."""
     checks = package_dir() / "exercises" / "checks"
     if (package_dir().parent / "pyproject.toml").exists():
@@ -216,6 +213,7 @@ def _harden(root: Path) -> list[str]:
             if not (folder == str(checks) and name == "__init__.py"):
                 os.chmod(os.path.join(folder, name), stat.S_IRUSR | stat.S_IWUSR)
                 done.append(os.path.join(folder, name))
+    os.chmod(checks, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)   # its __init__ importable, its names unlisted
     for path in (root / "source", root / "results"):
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, stat.S_IRWXU)
@@ -244,10 +242,16 @@ def _pick(folder: Path, set_id: str, pool: ServerPool) -> tuple[Submission | Non
 
 def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_visibility: str,
                  confinement: str) -> dict:
-    """Gradescope's results.json for one submission (see the module's docstring for the fields)."""
+    """Gradescope's results.json for one submission (see the module's docstring for the fields).
+
+    The private checks are tests of their own at ``private_visibility``; nothing else depends on them. The
+    top-level output (which students see at once) holds the course's questions only, and extra_data says
+    nothing of them. Gradescope holds the total score back while an after_due_date or after_published test
+    is held back, but shows it whatever hidden tests hold: with ``hidden``, the score is the course's
+    questions' alone (the checks' points are in each test and in the instructor's output)."""
     from posenc.grader.report import feedback_text
 
-    tests, private_number = [], 0
+    tests, counted, private_number = [], 0.0, 0
     by_id = {r.qid: r for r in graded.results} if graded is not None else {}
     for number, question in enumerate(plan.questions, start=1):
         result = by_id.get(question.qid)
@@ -264,17 +268,15 @@ def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_
             visibility = "visible"
         tests.append({"name": name, "number": str(number), "score": score, "max_score": float(question.points),
                       "status": "passed" if passed else "failed", "output": output, "visibility": visibility})
-    if graded is not None and graded.submission.gradable:
-        output = feedback_text(graded, plan)
-    else:
-        output = "\n".join(one_line(r, 2000) for r in reasons)
-    total = sum(t["score"] for t in tests)
+        if not (question.private and private_visibility == "hidden"):
+            counted += score
+    graded_ok = graded is not None and graded.submission.gradable
+    output = feedback_text(graded, plan, private=False) if graded_ok else "\n".join(one_line(r, 2000) for r in reasons)
     # No execution_time (optional) and no status flags here: how long grading took, or that a limit was hit,
     # could tell a student what a private check did; the instructor reads both on the autograder's output.
-    graded_ok = graded is not None and graded.submission.gradable
-    return {"score": total, "output": output, "visibility": "visible", "stdout_visibility": "hidden",
-            "tests": tests, "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement,
-                                           "graded": graded_ok}}
+    return {"score": counted, "output": output, "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": tests,
+            "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement, "graded": graded_ok}}
 
 
 def run(root: Path) -> int:
@@ -345,8 +347,8 @@ def _pool(root: Path) -> tuple[ServerPool, str]:
             return pool, "bubblewrap"
         except SandboxError as exc:
             pool.close()
-            print(f"bubblewrap cannot run in this container ({one_line(exc, 300)}); using the container's "
-                  "own isolation")
+            print(f"bubblewrap cannot run in this container ({one_line(exc.message, 300)}); using the "
+                  "container's own isolation")       # (exc.hint: what to change on a machine of one's own)
     user = None
     if os.geteuid() == 0:
         _harden(root)
@@ -362,20 +364,24 @@ def _pool(root: Path) -> tuple[ServerPool, str]:
 
 # ---------------------------------------------------------------------------------------------------
 # The commands
+# (subcommands of ``python -m posenc.grader``: see ``cli.parser``)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc.grader gradescope",
-                                     description="Build a Gradescope autograder (.zip) for one exercise set.")
+def add_bundle_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("set_id", help="the exercise set, e.g. ch01")
     parser.add_argument("--out", type=Path, default=None, help="the zip to write (default autograder_chNN.zip)")
     parser.add_argument("--extra-tests", type=Path, help="folder of private checks (.py files defining EXTRA)")
     parser.add_argument("--private-visibility", default="after_due_date", choices=VISIBILITIES,
-                        help="when students see whether each private check passed (default after_due_date)")
+                        help="when students see whether each private check passed, and the total with their "
+                             "points (default after_due_date; hidden: never, and Gradescope's score leaves "
+                             "their points out, since Gradescope shows the total whatever hidden tests hold)")
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S")
     parser.add_argument("--timeout-per-notebook", type=float, default=300.0, metavar="S")
     parser.add_argument("--memory-mb", type=float, default=1024, metavar="M")
-    args = parser.parse_args(argv)
+
+
+def run_bundle(args: argparse.Namespace) -> int:
+    """``python -m posenc.grader gradescope chNN``: write the bundle."""
     out = args.out or Path(f"autograder_{args.set_id}.zip")
     try:
         names = build_bundle(args.set_id, out, args.extra_tests, private_visibility=args.private_visibility,
@@ -390,9 +396,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["run"]:
-        run_parser = argparse.ArgumentParser(prog="python -m posenc.grader.gradescope run")
-        run_parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_VARIABLE, "/autograder")))
-        sys.exit(run(run_parser.parse_args(sys.argv[2:]).root))
-    sys.exit(main())
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_VARIABLE, "/autograder")),
+                        help="the autograder's root (default /autograder)")
+
+
+def run_container(args: argparse.Namespace) -> int:
+    """``python -m posenc.grader run-autograder``: one submission, in Gradescope's container."""
+    return run(args.root)

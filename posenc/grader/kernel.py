@@ -37,7 +37,7 @@ class KernelError(Exception):
 
     def __init__(self, kind: str, message: str, budget: bool = False):
         super().__init__(message)
-        self.kind = kind          # "died", "hung", "protocol"
+        self.kind = kind          # "died", "hung", "protocol", "limit" (stopped for going over one)
         self.message = message
         self.budget = budget      # hung because the time the caller gave (``wall``) ran out
 
@@ -50,7 +50,7 @@ class Limits:
     max_reply_mb: float = 64.0      # largest answer the grader accepts from a kernel
     cpu_seconds: int = 3600         # backstop only; the per-call limits do the real work
     open_files: int = 512
-    threads: int = 64               # processes and threads of the kernel's user (under bubblewrap)
+    threads: int = 64               # threads of a kernel (a limit inside bubblewrap; counted by the grader without)
     sandbox: bool = True            # bubblewrap around the fork servers, namespaces per kernel
     confine: bool = True            # Landlock and seccomp in every kernel, where the system has them
 
@@ -117,8 +117,8 @@ class ForkServer:
             self.close()
             err = self.process.stderr.read().decode(errors="replace")[-2000:].strip()
             where = "inside bubblewrap " if sandboxed else ""
-            raise sandbox.SandboxError(f"the grader's fork server did not start {where}({err or 'no message'})"
-                                       + (sandbox.userns_hint(err) if sandboxed else ""))
+            raise sandbox.SandboxError(f"the grader's fork server did not start {where}({err or 'no message'})",
+                                       sandbox.userns_hint(err) if sandboxed else "")
         self.info = json.loads(data)
         self.process.stderr.close()
         if sandboxed and self.info.get("isolation_error"):
@@ -156,7 +156,8 @@ class ForkServer:
         finally:
             theirs.close()
         return Kernel(reply["pid"], ours, self, int(limits.max_reply_mb * 2**20) + 4096,
-                      pidfd=handles[0] if handles else None, own_group=not self.sandboxed)
+                      pidfd=handles[0] if handles else None, own_group=not self.sandboxed,
+                      threads=None if self.sandboxed else limits.threads)
 
     def exit_status(self, pid: int, wait: float = 2.0) -> tuple[int | None, int | None]:
         try:
@@ -195,10 +196,14 @@ class Kernel:
     load can push a classmate's code past its time."""
 
     MAX_STRETCH = 3.0
+    THREAD_WATCH = 0.05      # seconds between two counts of a kernel's threads (without bubblewrap)
 
     def __init__(self, pid: int, sock: socket.socket, server: ForkServer | None, max_frame: int,
-                 pidfd: int | None = None, own_group: bool = True):
+                 pidfd: int | None = None, own_group: bool = True, threads: int | None = None):
         self.pid, self.sock, self.server, self.max_frame = pid, sock, server, max_frame
+        # Without bubblewrap no resource limit counts one kernel's threads (RLIMIT_NPROC counts all of its
+        # user's processes): the grader counts them while it waits, and stops a kernel over ``threads``.
+        self.threads = threads
         self.pidfd = pidfd            # the process to kill, even across PID namespaces
         self.own_group = own_group    # ``pid`` is a process group of this machine's PID namespace
         self.sock.setblocking(False)
@@ -234,9 +239,12 @@ class Kernel:
         chunks, remaining = [], size
         while remaining:
             left = clock["deadline"] - time.monotonic()
-            ready, _, _ = select.select([self.sock], [], [], max(left, 0.0))
+            wait = min(left, self.THREAD_WATCH) if self.threads else left
+            ready, _, _ = select.select([self.sock], [], [], max(wait, 0.0))
             if not ready:                 # (an answer already there counts, however late this thread looks)
-                if left > 0 or self._stretch(clock):
+                if self.threads and self._thread_count() > self.threads:
+                    raise KernelError("limit", f"started more than {self.threads} threads")
+                if wait < left or left > 0 or self._stretch(clock):
                     continue
                 raise KernelError("hung", "no answer in time", budget=clock["budget"])
             try:
@@ -251,6 +259,14 @@ class Kernel:
             remaining -= len(chunk)
         return b"".join(chunks)
 
+    def _thread_count(self) -> int:
+        """How many threads the kernel has now (0 where it cannot be told)."""
+        try:
+            with open(f"/proc/{self.pid}/status") as status:
+                return next((int(line.split()[1]) for line in status if line.startswith("Threads:")), 0)
+        except (OSError, ValueError, IndexError):
+            return 0
+
     def _stretch(self, clock: dict) -> bool:
         """Move the deadline on by the time spent waiting for a CPU since it was last moved; False when
         there is none to add (the kernel ran or slept through its time) or the stretch is used up."""
@@ -264,14 +280,15 @@ class Kernel:
         clock["deadline"] += extra
         return True
 
-    def call(self, request: dict, timeout: float, wall: float | None = None) -> dict:
+    def call(self, request: dict, timeout: float, wall: float | None = None, payload: bytes | None = None) -> dict:
         """Send ``request`` with a time limit of ``timeout`` seconds of CPU and at most ``wall`` seconds of
         waiting (default: ``wall_seconds(timeout)``; time spent waiting for a CPU does not count); the
-        reply dict, or KernelError (the kernel is then dead). ``waited`` says how long it waited for a CPU."""
+        reply dict, or KernelError (the kernel is then dead). ``waited`` says how long it waited for a CPU.
+        ``payload``: bytes the request is about, sent as they are in a frame of their own (never copied)."""
         if not self.alive:
             raise KernelError("died", "the kernel is not running")
         self.next_id = secrets.randbits(62)      # unguessable: a frame forged in advance never matches
-        request = dict(request, id=self.next_id, timeout=timeout)
+        request = dict(request, id=self.next_id, timeout=timeout, payload=payload is not None)
         start, allowed = time.monotonic(), wall_seconds(timeout)
         budget = wall is not None and wall < allowed
         allowed = min(allowed, wall) if wall is not None else allowed
@@ -281,6 +298,9 @@ class Kernel:
         try:
             self.sock.settimeout(max(1.0, timeout))
             send_frame(self.sock, json.dumps(request).encode())
+            if payload is not None:
+                self.sock.sendall(HEADER.pack(len(payload)))
+                self.sock.sendall(payload)
             self.sock.setblocking(False)
         except OSError as exc:
             self.kill(grace=1.0)
@@ -299,6 +319,8 @@ class Kernel:
                 raise KernelError("protocol", "an answer that is not a JSON object")
             if reply.get("id") != self.next_id:    # one question at a time: any other answer is forged
                 raise KernelError("protocol", "an answer to no question asked (forged?)")
+            if self.threads and self._thread_count() > self.threads:     # (threads started in a burst)
+                raise KernelError("limit", f"started more than {self.threads} threads")
             return reply
         except KernelError as exc:
             self.kill(grace=1.0 if exc.kind == "died" else 0.0)

@@ -16,18 +16,27 @@ import re
 import statistics
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
-from posenc.grader.session import Graded, Plan
+from posenc.grader.downloads import feedback_stem
+from posenc.grader.session import PRIVATE_TROUBLE, Graded, Plan
+from posenc.grader.status import GRADER_ERROR, NOT_UPLOADS
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows.
 # U+2028 and U+2029 end a line in many editors, as U+0085 (a C1 control) does.
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _BLANKS = re.compile(r"\s{2,}")
 _SURROGATES = re.compile("[\ud800-\udfff]")
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+FORMULA_SIGNS = ("=", "+", "-", "@", "\u2212")     # after NFKC folding (U+2212: the minus sign)
+# Characters a spreadsheet may skip or show as nothing before a formula's sign: format characters (zero-width
+# spaces and joiners, U+FEFF, soft hyphen: category Cf), blanks of every kind, combining marks, and the
+# Hangul fillers, which are letters that render as blanks.
+_INVISIBLE_CATEGORIES = ("Cf", "Cc", "Zs", "Zl", "Zp", "Mn", "Me")
+_BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u2800"
 MAX_CELL, MAX_LINE, MAX_LINES, MAX_FEEDBACK = 4000, 1000, 40, 64_000
 MAX_FEEDBACK_NAME = 200        # bytes, below the 255 of most file systems
+COPIES = "names, comments, layout and the order of cells aside"
 
 
 def clean(text, limit: int | None = None, newlines: bool = False) -> str:
@@ -47,7 +56,17 @@ def one_line(text, limit: int = MAX_LINE) -> str:
     """``text`` as one line whose blanks are single spaces: a student's text (an exception message, a cell
     id, a file name) can never start a line of its own, so it cannot forge a grader's "[PASS] q1 (3/3)" or
     "Score: 12/12" line in the feedback or on the terminal."""
-    return _BLANKS.sub(" ", clean(text)).strip()[:limit]
+    return shorten(_BLANKS.sub(" ", clean(text)).strip(), limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: cut after a whole word (unless that loses over half of it),
+    with "…" where it was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
 
 
 def terminal_text(text) -> str:
@@ -66,17 +85,36 @@ def say(stream, text: str) -> None:
 
 
 def csv_cell(value) -> str:
-    """A CSV cell no spreadsheet runs: cleaned, bounded, and a leading ' before =, +, -, @ (even after
-    blanks)."""
+    """A CSV cell no spreadsheet runs: cleaned, bounded, and a leading ' when it could start a formula."""
     text = clean(value, limit=MAX_CELL)
-    return "'" + text if text.lstrip().startswith(FORMULA_START) else text
+    return "'" + text if starts_formula(text) else text
+
+
+def starts_formula(text: str) -> bool:
+    """Whether ``text`` could start a formula: its first visible character is =, +, - or @, or one that
+    Unicode's compatibility folding (NFKC) turns into one of them or into the minus sign: the full-width
+    (U+FF1D), small (U+FE66) and super- or subscript forms. Invisible characters before it (U+200B, U+FEFF,
+    U+2060, blanks, combining marks...) do not hide it."""
+    for char in text:
+        if unicodedata.category(char) in _INVISIBLE_CATEGORIES or char in _BLANK_LETTERS:
+            continue
+        return unicodedata.normalize("NFKC", char).startswith(FORMULA_SIGNS)
+    return False
 
 
 def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, students: dict | None = None) -> None:
+def ungraded_cell(g: Graded, ungraded_as: str) -> str:
+    """The total of a hand-in that could not be graded (a PDF, a broken notebook, another set's, online text)
+    under the lecturer's --ungraded-as: "" (empty) or "0"; never a zero where the grader itself failed. The
+    one rule of grades.csv and the LMS files."""
+    return "0" if ungraded_as == "0" and g.submission.problem != GRADER_ERROR else ""
+
+
+def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, students: dict | None = None,
+              ungraded_as: str = "empty") -> None:
     """The gradebook; with a roster (``students``: file -> its student), keyed by student id first."""
     questions = plan.questions if plan else []
     keys = ["student_id", "name"] if students is not None else []
@@ -94,13 +132,15 @@ def write_csv(path: Path, plan: Plan | None, graded: list[Graded], seed: int, st
         for g in graded:
             student = students.get(g.submission.name) if students is not None else None
             ids = ([student.student_id, student.name] if student else ["", ""]) if keys else []
-            writer.writerow([csv_cell(c) for c in [*ids, *csv_row(g, plan)]])
+            writer.writerow([csv_cell(c) for c in [*ids, *csv_row(g, plan, ungraded_as)]])
 
 
-def csv_row(g: Graded, plan: Plan | None) -> list[str]:
+def csv_row(g: Graded, plan: Plan | None, ungraded_as: str = "empty") -> list[str]:
     questions = plan.questions if plan else []
     if not g.submission.gradable:
-        return [g.submission.name, *[""] * len(questions), "", "", g.status, g.submission.message]
+        total = ungraded_cell(g, ungraded_as)
+        return [g.submission.name, *[""] * len(questions), total, "0.0" if total else "", g.status,
+                g.submission.message]
     by_id = {r.qid: r for r in g.results}
     total = g.total
     percent = 100 * total / plan.max_points if plan.max_points else 0.0
@@ -108,25 +148,33 @@ def csv_row(g: Graded, plan: Plan | None) -> list[str]:
             _points(total), f"{percent:.1f}", g.status, "; ".join(g.notes)]
 
 
-def feedback_text(g: Graded, plan: Plan | None) -> str:
-    """What the student reads: public questions in full, private checks as pass/fail only (bounded)."""
+def feedback_text(g: Graded, plan: Plan | None, private: bool = True) -> str:
+    """What the student reads: public questions in full, private checks as pass/fail only (bounded).
+
+    ``private=False``: nothing that depends on the private checks, neither their results nor the total
+    nor what happened while they ran (Gradescope's top-level output, which students see at once)."""
     sub = g.submission
     if not sub.gradable:
         return clean(f"Feedback on {one_line(sub.name)}\n\nThis submission could not be graded: "
                      f"{one_line(sub.message, MAX_CELL)}\n", limit=MAX_FEEDBACK, newlines=True)
     public = [r for r in g.results if not r.private]
-    private = [r for r in g.results if r.private]
+    if private or not any(q.private for q in plan.questions):
+        score = "Score"
+        got, out_of = g.total, plan.max_points
+    else:
+        score = "Score on the course's questions (your lecturer's further checks are not in it)"
+        got, out_of = sum(r.points for r in public), sum(q.points for q in plan.questions if not q.private)
     lines = [f"Feedback on {one_line(sub.name)}",
              f"Exercise set {plan.exercise_set.set_id}: {plan.exercise_set.title}",
-             f"Score: {_points(g.total)}/{_points(plan.max_points)} "
-             f"({100 * g.total / plan.max_points:.0f}%)", ""]
+             f"{score}: {_points(got)}/{_points(out_of)} ({100 * got / out_of if out_of else 0:.0f}%)", ""]
     lines += [one_line(r.line()) for r in public]
-    if private:
-        passed = sum(r.passed for r in private)
-        got, out_of = _points(sum(r.points for r in private)), _points(sum(r.max_points for r in private))
-        lines += ["", f"Further checks by your lecturer: {passed} of {len(private)} passed ({got}/{out_of} points)"]
-        lines += [f"  check {i}: {'passed' if r.passed else 'failed'}" for i, r in enumerate(private, 1)]
-    events = g.cell_errors + g.student_notes
+    hidden = [r for r in g.results if r.private]
+    if hidden and private:
+        passed = sum(r.passed for r in hidden)
+        lines += ["", f"Further checks by your lecturer: {passed} of {len(hidden)} passed "
+                      f"({_points(sum(r.points for r in hidden))}/{_points(sum(r.max_points for r in hidden))} points)"]
+        lines += [f"  check {i}: {'passed' if r.passed else 'failed'}" for i, r in enumerate(hidden, 1)]
+    events = g.cell_errors + [n for n in g.student_notes if private or n != PRIVATE_TROUBLE]
     if events:
         lines += ["", "While running your notebook:"]
         lines += [f"  - {one_line(text)}" for text in events[:MAX_LINES]]
@@ -136,13 +184,16 @@ def feedback_text(g: Graded, plan: Plan | None) -> str:
     return clean(text, limit=MAX_FEEDBACK, newlines=True)
 
 
-def feedback_names(names: list[str]) -> list[str]:
+def feedback_names(names: list[str], reserved: tuple[str, ...] = ()) -> list[str]:
     """One feedback file name per gradebook name: reversible escapes (``sec1/bob`` and ``sec1__bob`` stay
-    apart), no hidden or over-long names, and unique even where the file system ignores case."""
-    taken: set[str] = set()
+    apart), no hidden or over-long names, and unique even where the file system ignores case; never one of
+    ``reserved`` (what else the run writes into the same folder: a submission named
+    ``grades.lecturer.ipynb`` does not overwrite the lecturer's report)."""
+    taken: set[str] = {name.casefold() for name in reserved}
     result = []
     for name in names:
-        stem = name[:-6] if name.endswith(".ipynb") else name
+        # a file Canvas or Moodle named: the name their feedback upload gives back to the same student
+        stem = feedback_stem(name) or (name[:-6] if name.endswith(".ipynb") else name)
         escaped = "".join(ch if ch.isprintable() and ch not in "%/\\:*?\"<>|" else
                           "".join(f"%{byte:02X}" for byte in ch.encode("utf-8", "surrogatepass"))
                           for ch in stem)
@@ -154,10 +205,10 @@ def feedback_names(names: list[str]) -> list[str]:
                 escaped = escaped[:-1]
             escaped = f"{escaped}~{digest}"
         candidate, number = escaped, 1
-        while candidate.casefold() in taken:
+        while (candidate + ".txt").casefold() in taken:
             number += 1
             candidate = f"{escaped}~{number}"
-        taken.add(candidate.casefold())
+        taken.add((candidate + ".txt").casefold())
         result.append(candidate + ".txt")
     return result
 
@@ -234,7 +285,7 @@ def lecturer_report_text(plan: Plan | None, graded: list[Graded], copies: list[l
     if roster:
         lines += ["", "Roster:"] + [f"  {line}" for line in roster]
     if copies:
-        lines += ["", "Same program (comments and layout aside; nobody is marked down):"]
+        lines += ["", f"Same code ({COPIES}; nobody is marked down):"]
         lines += ["  " + " = ".join(one_line(name, 200) for name in group) for group in copies]
     lines += ["", "Each submission:"]
     for g in graded:
@@ -260,7 +311,8 @@ def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, 
     lines = []
     if plan:
         rate = len(graded) / seconds * 60 if seconds else 0.0
-        lines.append(f"Graded {len(ok)} of {len(graded)} submissions of {plan.exercise_set.set_id} "
+        uploads = [g for g in graded if g.submission.problem not in NOT_UPLOADS]
+        lines.append(f"Graded {len(ok)} of {len(uploads)} submissions of {plan.exercise_set.set_id} "
                      f"({plan.exercise_set.title}) in {seconds:.1f} s ({rate:.0f} per minute), seed {seed}")
         if note:
             lines.append(f"Note: {note}")
@@ -275,15 +327,19 @@ def summary(graded: list[Graded], plan: Plan | None, seconds: float, seed: int, 
                 rates.append(f"{q.qid}{'*' if q.private else ''} {100 * passed / len(ok):.0f}%")
             lines.append("Passed per question: " + ", ".join(rates)
                          + ("  (* private)" if any(q.private for q in plan.questions) else ""))
-    bad = [g for g in graded if not g.submission.gradable]
+    bad = [g for g in graded if not g.submission.gradable and g.submission.problem not in NOT_UPLOADS]
     if bad:
         lines.append(f"Could not grade {len(bad)}:")
         lines += [f"  {one_line(g.submission.name)}: {g.status}: {one_line(g.submission.message)}" for g in bad]
+    pages = [g for g in graded if g.submission.problem in NOT_UPLOADS]
+    if pages:
+        lines.append(f"Online text ({len(pages)} file(s) of the LMS's pages of what students typed, not notebooks: "
+                     "read them in the LMS): " + one_line(", ".join(g.submission.name for g in pages), 2000))
     for qid, (count, first) in broken_private(graded).items():
         lines.append(f"Warning: private check {qid} could not judge {count} of {len(ok)} submissions "
                      f"({one_line(first, 200)}): is the check itself broken? The lecturer's report has each one")
     if copies:
-        lines.append(f"Same program in {len(copies)} group(s) (comments and layout aside; nobody is marked "
+        lines.append(f"Same code in {len(copies)} group(s) ({COPIES}; nobody is marked "
                      "down, compare them):")
         lines += ["  " + " = ".join(one_line(name, 200) for name in group) for group in copies]
     odd = [g for g in ok if g.flags]

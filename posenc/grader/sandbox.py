@@ -20,7 +20,10 @@ Landlock and seccomp.
 
 **Always** (with or without bubblewrap, ``confine``):
 
-* **Landlock** (Linux 5.13+): files may be created, changed or deleted only in the kernel's folder.
+* **Landlock** (Linux 5.13+): files may be created, changed or deleted only in the kernel's folder; without
+  bubblewrap, files may also be read (and folders listed) only where bubblewrap would show them
+  (``readable_paths``): not the checks' names, the checkout, a classmate's folder, /proc beyond the kernel's
+  own entry (the command lines of every process), /sys or /etc.
 * **seccomp** (x86-64): no new processes or programs (threads are fine); signals, resource limits,
   priorities and CPU affinity only for itself; no sockets (a socketpair is fine); no changes to files'
   modes, owners, times, extended attributes or flags; no shared memory segments, message queues or
@@ -51,7 +54,8 @@ NOBODY = 65534
 # the checks above all, is hidden; EMPTY_DIRS exist but are empty (``posenc.exercises`` lists its sets
 # from ``checks``; in a kernel it finds none).
 PACKAGE_FILES = ("__init__.py", "paths.py", "lib", "experiments", "book", "exercises/__init__.py",
-                 "exercises/probe.py", "grader/__init__.py", "grader/worker.py", "grader/sandbox.py")
+                 "exercises/probe.py", "grader/__init__.py", "grader/worker.py", "grader/sandbox.py",
+                 "grader/status.py")
 EMPTY_DIRS = ("exercises/checks",)
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 
@@ -63,7 +67,12 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 
 
 
 class SandboxError(RuntimeError):
-    """The sandbox cannot be set up on this machine."""
+    """The sandbox cannot be set up on this machine: ``message`` says why, ``hint`` (part of the text) what a
+    lecturer can change on their own machine (never in a container, where it cannot be changed)."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message + hint)
+        self.message, self.hint = message, hint
 
 
 def _libc():
@@ -309,7 +318,8 @@ def set_parent_death_signal() -> None:
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
-FS_WRITE_FILE, FS_REMOVE_DIR, FS_REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+FS_REMOVE_DIR, FS_REMOVE_FILE = 1 << 4, 1 << 5
 FS_MAKE = sum(1 << bit for bit in range(6, 13))          # char, dir, reg, sock, fifo, block, sym
 FS_REFER, FS_TRUNCATE = 1 << 13, 1 << 14
 SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1
@@ -332,7 +342,21 @@ def landlock_abi() -> int:
     return max(0, abi)
 
 
-def _landlock(workdir: str) -> list[str]:
+def readable_paths(workdir: str) -> list[str]:
+    """What a kernel may read without bubblewrap: what bubblewrap would show it (``bwrap_arguments``): the
+    system's programs and libraries, the Python installation and environment, the course package's
+    allowlist (``PACKAGE_FILES``), its own folder and its own entry of /proc; existing paths only."""
+    package = package_dir()
+    roots = _runtime_roots()
+    paths = ["/usr", *(f"/{name}" for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")), *SYSTEM_FILES,
+             *map(str, roots), workdir, f"/proc/{os.getpid()}", "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"]
+    if not any(root == package or root in package.parents for root in roots):
+        paths += [str(package / relative) for relative in PACKAGE_FILES]
+    return [path for path in dict.fromkeys(paths) if os.path.exists(path)]
+
+
+def _landlock(workdir: str, reads: list[str] | None = None) -> list[str]:
+    """Files may change only in ``workdir``; with ``reads``, be read (or listed) only beneath those paths."""
     abi = landlock_abi()
     if abi < 1:
         return []
@@ -342,16 +366,22 @@ def _landlock(workdir: str) -> list[str]:
         write |= FS_REFER
     if abi >= 3:
         write |= FS_TRUNCATE
-    attr = _RulesetAttr(handled_access_fs=write, handled_access_net=0,
+    read = (FS_EXECUTE | FS_READ_FILE | FS_READ_DIR) if reads is not None else 0
+    attr = _RulesetAttr(handled_access_fs=write | read, handled_access_net=0,
                         scoped=SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX if abi >= 6 else 0)
     size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
     ruleset = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), size, 0)
     if ruleset < 0:
         return []
+    rules = [(workdir, write | read), (os.devnull, FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0) | read)]
+    rules += [(path, read) for path in reads or []]
+    on_files = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (FS_TRUNCATE if abi >= 3 else 0)
     try:
-        for path, access in ((workdir, write), (os.devnull, FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0))):
+        for path, access in rules:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
+                if not os.path.isdir(path):         # a file (or device) takes only the rights of files
+                    access &= on_files
                 rule = _PathBeneath(allowed_access=access, parent_fd=fd)
                 if libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH,
                                 ctypes.byref(rule), 0) < 0:
@@ -363,6 +393,8 @@ def _landlock(workdir: str) -> list[str]:
     finally:
         os.close(ruleset)
     applied = ["landlock: files may change only in the kernel's folder"]
+    if reads is not None:
+        applied.append("landlock: files may be read only where bubblewrap would show them")
     if abi >= 6:
         applied.append("landlock: no signals or abstract sockets outside the kernel")
     return applied
@@ -486,15 +518,16 @@ def _seccomp() -> list[str]:
             "signals and limits only for itself"]
 
 
-def confine(workdir: str) -> list[str]:
-    """Apply what this system supports; the descriptions of what was applied."""
+def confine(workdir: str, reads: list[str] | None = None) -> list[str]:
+    """Apply what this system supports; the descriptions of what was applied. ``reads``: the only paths
+    whose files may be read (None: reading is not restricted, as inside bubblewrap, which restricts it)."""
     try:
         if _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             return []
     except (OSError, AttributeError):
         return []
     applied = []
-    for step in (lambda: _landlock(workdir), _seccomp):
+    for step in (lambda: _landlock(workdir, reads), _seccomp):
         try:
             applied += step()
         except Exception:  # an unsupported feature: go on with what is there

@@ -9,7 +9,6 @@ total time per notebook (``Settings.timeout_per_notebook``).
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import errno
 import importlib.util
@@ -28,16 +27,13 @@ from posenc.exercises import SET_IDS, load_set
 from posenc.exercises.framework import FAILED, ExerciseSet, FunctionQuestion, Question, Result, built
 from posenc.exercises.probe import decode, encode
 from posenc.grader.kernel import ForkServer, Kernel, KernelError, Limits
+from posenc.grader.status import COURSE_CODE, DISK, FLAGS, KERNEL_DIED, MEMORY, TIMEOUT, combined
 from posenc.grader.submission import Cell, Submission, exercise_imports
 
 MAX_RESTARTS = 3
 # What a student reads when their code fails while a private check runs: nothing derived from the check's
 # inputs (no exit code, signal, limit or time), which the lecturer's report and the CSV keep.
 PRIVATE_TROUBLE = "a further check by your lecturer could not be completed on your code"
-
-# Flags of a graded submission (joined with "+" in the status column; "ok" when there is none).
-TIMEOUT, KERNEL_DIED, MEMORY, DISK, COURSE_CODE = (
-    "timeout", "kernel-died", "memory-limit", "disk-limit", "course-code")
 
 # Columns of the gradebook that a private check's id may not take.
 RESERVED_COLUMNS = {"file", "total", "percentage", "status", "message", "(maximum)"}
@@ -75,9 +71,7 @@ class Graded:
 
     @property
     def status(self) -> str:
-        if self.submission.problem:
-            return self.submission.problem
-        return "+".join(dict.fromkeys(self.flags)) or "ok"
+        return combined(self.submission.problem, self.flags)
 
     @property
     def total(self) -> float:
@@ -85,6 +79,8 @@ class Graded:
 
     def flag(self, flag: str, note: str, student: str | None = None) -> None:
         """Record a problem: ``note`` for the lecturer, ``student`` (default: the same) for the student."""
+        if flag not in FLAGS:
+            raise ValueError(f"unknown flag {flag!r}: one of {', '.join(FLAGS)}")
         self.flags.append(flag)
         self.notes.append(note)
         student = note if student is None else student
@@ -197,7 +193,7 @@ class Plan:
 
 
 # Reading a notebook happens in a kernel too, with these limits (it is untrusted input).
-PARSE_LIMITS = Limits(memory_mb=2048, file_mb=1, disk_mb=1, max_reply_mb=256, cpu_seconds=30)
+PARSE_LIMITS = Limits(memory_mb=2048, file_mb=1, disk_mb=1, max_reply_mb=64, cpu_seconds=30)
 PARSE_SECONDS = 10.0
 
 
@@ -242,17 +238,19 @@ class ServerPool:
     def parse(self, raw: bytes, filename: str) -> dict:
         """``submission.parse_notebook(raw, filename)``, run in a kernel of the base server."""
         server = self.get(None)
+        folder = None if self.sandboxed else self.folder("posenc-parse-")
         try:
-            kernel = server.spawn(PARSE_LIMITS, self.home)
+            kernel = server.spawn(PARSE_LIMITS, folder)
         except (OSError, RuntimeError):
-            kernel = self.get(None).spawn(PARSE_LIMITS, self.home)
+            kernel = self.get(None).spawn(PARSE_LIMITS, folder)
         try:
-            reply = kernel.call({"op": "parse", "data": base64.b64encode(raw).decode("ascii"),
-                                 "filename": filename}, PARSE_SECONDS)
+            reply = kernel.call({"op": "parse", "filename": filename}, PARSE_SECONDS, payload=raw)
         except KernelError as exc:
             raise ValueError(f"the parser {kernel.death() if exc.kind == 'died' else exc.message}") from None
         finally:
             kernel.kill()
+            if folder:
+                remove_tree(folder)
         if reply.get("status") == "timeout":
             raise ValueError(f"it took more than {PARSE_SECONDS:g} s of computing")
         if reply.get("status") != "ok":
@@ -279,17 +277,11 @@ def grade_submission(sub: Submission, plan: Plan, pool: ServerPool, settings: Se
     """Run and judge one submission; never raises for anything the student did."""
     graded = Graded(sub)
     start = time.perf_counter()
-    workdir = None if pool.sandboxed else pool.folder("posenc-grade-")
-    session = _Session(sub, plan, pool, settings, graded, workdir)
+    session = _Session(sub, plan, pool, settings, graded)
     try:
         session.grade()
     finally:
         session.close()
-        if workdir:
-            left = remove_tree(workdir)
-            if left:
-                graded.notes.append(f"the grader could not remove {len(left)} file(s) the notebook left in "
-                                    f"{workdir} (e.g. {left[0]})")
         graded.seconds = time.perf_counter() - start
     return graded
 
@@ -299,10 +291,13 @@ class _OutOfTime(Exception):
 
 
 class _Session:
-    def __init__(self, sub, plan, pool, settings, graded, workdir):
+    def __init__(self, sub, plan, pool, settings, graded):
         self.sub, self.plan, self.pool, self.settings, self.graded = sub, plan, pool, settings, graded
-        self.workdir = workdir
+        self.workdir: str | None = None      # the kernel's own folder, new at every start (without bubblewrap)
         self.kernel: Kernel | None = None
+        # Once a private check has run, nothing the student sees may tell how the kernel fared: a kernel
+        # restarted after it replays the cells, which could act on what the check's inputs left behind.
+        self.private_phase = False
         self.skip: set[int] = set()          # cells never to run again (they hung or killed the kernel)
         self.restarts = 0
         self.names = {q.name: q.qid for q in plan.questions}
@@ -315,6 +310,17 @@ class _Session:
     def close(self):
         if self.kernel is not None:
             self.kernel.close()
+        self._remove_folder()
+
+    def _remove_folder(self) -> None:
+        """Remove the folder of the kernel that has just ended (without bubblewrap: under bubblewrap each
+        kernel's folder is a tmpfs that ends with it)."""
+        if self.workdir:
+            left = remove_tree(self.workdir)
+            if left:
+                self.graded.notes.append(f"the grader could not remove {len(left)} file(s) the notebook left in "
+                                         f"{self.workdir} (e.g. {left[0]})")
+            self.workdir = None
 
     def _call(self, request: dict, timeout: float) -> dict:
         """``kernel.call`` within what is left of the notebook's time (_OutOfTime when it is used up).
@@ -341,6 +347,7 @@ class _Session:
         while True:
             if self.kernel is not None:
                 self.kernel.kill()
+                self._remove_folder()
             self.kernel = self._spawn()
             first_run = self.restarts == 0
             for cell in self.sub.cells:
@@ -358,8 +365,10 @@ class _Session:
                 return True
 
     def _spawn(self) -> Kernel:
-        """A new kernel from the set's fork server (started again if something killed it)."""
+        """A new kernel from the set's fork server (started again if something killed it), in a fresh, empty
+        folder: nothing a kernel wrote reaches the next one."""
         set_id = self.plan.exercise_set.set_id
+        self.workdir = None if self.pool.sandboxed else self.pool.folder("posenc-grade-")
         try:
             server = self.pool.get(set_id)
             kernel = server.spawn(self.limits, self.workdir)
@@ -376,14 +385,15 @@ class _Session:
     def _kernel_lost(self, exc: KernelError, where: str, private: bool = False) -> str:
         """Record that the kernel was lost; how it ended, in words (for a private check: the lecturer's)."""
         self.restarts += 1
-        student = PRIVATE_TROUBLE if private else None
+        student = PRIVATE_TROUBLE if private or self.private_phase else None
         if exc.kind == "hung":
             limit = self.settings.cell_timeout if where.startswith("while running") else \
                 self.settings.timeout_per_question
             self.graded.flag(TIMEOUT, f"the kernel did not stop when its time ran out ({limit:g} s) {where}; "
                                       "it was restarted", student)
             return "it did not stop in time"
-        how = self.kernel.death() if exc.kind == "died" else f"sent {exc.message}"
+        how = self.kernel.death() if exc.kind == "died" else exc.message if exc.kind == "limit" else \
+            f"sent {exc.message}"
         self.graded.flag(KERNEL_DIED, f"the kernel {how} {where}; it was restarted", student)
         return f"the kernel {how}"
 
@@ -433,7 +443,7 @@ class _Session:
         except _OutOfTime:
             limit = self.settings.timeout_per_notebook
             self.graded.flag(TIMEOUT, f"the notebook used up its {limit:g} s of grading time; "
-                                      "what was left was not run")
+                                      "what was left was not run", PRIVATE_TROUBLE if self.private_phase else None)
             done = {r.qid for r in self.graded.results}
             self.graded.results += [self._failed(q, f"not checked: your notebook used up its {limit:g} s "
                                                     "of grading time before this question")
@@ -463,6 +473,7 @@ class _Session:
 
     def _question(self, question: Question) -> tuple[Result, bool]:
         seed, timeout = self.settings.seed, self.settings.timeout_per_question
+        self.private_phase = self.private_phase or question.private
         student = PRIVATE_TROUBLE if question.private else None
         try:
             reply = self._call(self.plan.collect_message(question, seed), timeout)

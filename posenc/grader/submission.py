@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import Callable
 
 from posenc.paths import EXERCISES
+from posenc.grader.status import (  # noqa: F401  (the statuses' one definition; imported from here too)
+    EMPTY, GRADER_ERROR, INVALID, NOT_NOTEBOOK, PROBLEMS, SYMLINK, UNKNOWN_SET, WRONG_SET,
+)
 from posenc.grader.worker import (  # noqa: F401  (parsing runs in a kernel: it lives with the kernel's code)
-    EMPTY, INVALID, detect_set, fingerprint, parse_notebook, prepare_code,
+    detect_set, fingerprint, parse_notebook, prepare_code,
 )
 
 MAX_FILE_BYTES = 100 * 2**20
-
-# Statuses of a submission that could not be graded at all (besides INVALID and EMPTY).
-UNKNOWN_SET, WRONG_SET, GRADER_ERROR, SYMLINK = "unknown-set", "wrong-set", "grader-error", "symlink"
-NOT_NOTEBOOK = "not-a-notebook"       # an upload in the folder not named .ipynb (a PDF, .ipynb.txt)
 
 
 @dataclass
@@ -40,7 +39,8 @@ class Cell:
     code: str                    # what the kernel runs: IPython syntax translated, check(...) calls dropped
     defines: set[str] = field(default_factory=set)     # top-level names it binds
     checks: list[str] = field(default_factory=list)    # question ids of the check(...) calls dropped
-    fingerprint: str = ""        # of what its code does, comments and layout aside ("": it does nothing)
+    fingerprint: str = ""        # of what its code does, names, comments and layout aside ("": nothing)
+    size: int = 0                # of its syntax tree, in nodes (how much evidence of copying it can be)
 
     @property
     def label(self) -> str:
@@ -54,13 +54,20 @@ class Submission:
     cells: list[Cell] = field(default_factory=list)
     set_id: str | None = None
     set_evidence: str = ""
-    problem: str | None = None        # a status of INVALID, EMPTY, ... when it cannot be graded
+    problem: str | None = None        # one of status.PROBLEMS when it cannot be graded (set by ``refuse``)
     message: str = ""
     digest: str = ""                  # of the code the notebook runs, to spot duplicates
 
     @property
     def gradable(self) -> bool:
         return self.problem is None
+
+    def refuse(self, problem: str, message: str) -> "Submission":
+        """Mark this submission as not gradable, and why: the one place a problem is set."""
+        if problem not in PROBLEMS:
+            raise ValueError(f"unknown status {problem!r}: one of {', '.join(PROBLEMS)}")
+        self.problem, self.message = problem, message
+        return self
 
 
 def read_bytes(path: Path) -> bytes:
@@ -75,13 +82,12 @@ def read_bytes(path: Path) -> bytes:
         if info.st_size > MAX_FILE_BYTES:
             raise OSError(0, f"the file is {info.st_size / 2**20:.0f} MB, too large for a notebook "
                              f"(limit {MAX_FILE_BYTES // 2**20} MB)")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_FILE_BYTES:
-                raise OSError(0, f"the file is over {MAX_FILE_BYTES // 2**20} MB, too large for a notebook")
-        return b"".join(chunks)
+        data = os.read(fd, info.st_size + 1)           # in one piece: never a second copy of a large file
+        while len(data) <= MAX_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):     # (it grew meanwhile)
+            data += chunk
+        if len(data) > MAX_FILE_BYTES:
+            raise OSError(0, f"the file is over {MAX_FILE_BYTES // 2**20} MB, too large for a notebook")
+        return data
     finally:
         os.close(fd)
 
@@ -95,13 +101,13 @@ def read_submission(path: Path, name: str | None = None,
         raw = read_bytes(sub.path)
     except OSError as exc:
         if exc.errno == errno_ELOOP:
-            return _bad(sub, SYMLINK, SYMLINK_MESSAGE)
-        return _bad(sub, INVALID, f"the file cannot be read ({exc.strerror or exc})")
+            return sub.refuse(SYMLINK, SYMLINK_MESSAGE)
+        return sub.refuse(INVALID, f"the file cannot be read ({exc.strerror or exc})")
     try:
         parsed = (parse or parse_notebook)(raw, sub.path.name)
         return from_parsed(sub, parsed)
     except Exception as exc:  # the parser ran out of memory or time, or broke: this file only
-        return _bad(sub, INVALID, f"the notebook could not be read within the grader's limits ({exc})")
+        return sub.refuse(INVALID, f"the notebook could not be read within the grader's limits ({exc})")
 
 
 errno_ELOOP = 40
@@ -113,35 +119,32 @@ def from_parsed(sub: Submission, parsed: dict) -> Submission:
     if not isinstance(parsed, dict):
         raise ValueError("the parser's answer is malformed")
     if parsed.get("problem") is not None:
-        return _bad(sub, str(parsed["problem"]) if parsed["problem"] in (INVALID, EMPTY) else INVALID,
-                    str(parsed.get("message", ""))[:1000])
+        return sub.refuse(parsed["problem"] if parsed["problem"] in (INVALID, EMPTY) else INVALID,
+                          str(parsed.get("message", ""))[:1000])
     cells = parsed.get("cells")
     if not isinstance(cells, list):
         raise ValueError("the parser's answer is malformed")
     for number, item in enumerate(cells, start=1):
-        if not isinstance(item, list) or len(item) != 6:
+        if not isinstance(item, list) or len(item) != 7:
             raise ValueError("the parser's answer is malformed")
-        cell_id, source, code, defines, checks, print_ = item
+        cell_id, source, code, defines, checks, print_, size = item
+        code = source if code is None else code
         if not (isinstance(cell_id, str) and isinstance(source, str) and isinstance(code, str)
-                and isinstance(defines, list) and isinstance(checks, list) and isinstance(print_, str)):
+                and isinstance(defines, list) and isinstance(checks, list) and isinstance(print_, str)
+                and type(size) is int):
             raise ValueError("the parser's answer is malformed")
         sub.cells.append(Cell(number, cell_id, source, code, {str(d) for d in defines}, [str(c) for c in checks],
-                              print_[:64]))
+                              print_[:64], max(0, size)))
     set_id, evidence = parsed.get("set_id"), parsed.get("set_evidence", "")
     sub.set_id = set_id if isinstance(set_id, str) and re.fullmatch(r"ch\d\d", set_id) else None
     sub.set_evidence = str(evidence)[:100] if sub.set_id else ""
     return sub
 
 
-def _bad(sub: Submission, problem: str, message: str) -> Submission:
-    sub.problem, sub.message = problem, message
-    return sub
-
-
 def prepare_cell(number: int, cell_id: str, source: str) -> Cell:
     """A notebook cell as the kernel runs it (see ``worker.prepare_code``)."""
     code, defines, checks = prepare_code(source)
-    return Cell(number, cell_id, source, code, set(defines), checks, fingerprint(code))
+    return Cell(number, cell_id, source, code, set(defines), checks, *fingerprint(code))
 
 
 def _exercise_code_cells(set_id: str):
@@ -179,11 +182,21 @@ def exercise_imports(set_id: str) -> list[str]:
     return list(dict.fromkeys(modules))
 
 
+# How much code of their own two notebooks must share to be listed as copies, in syntax-tree nodes: a cell
+# below MIN_OWN_CELL (``x = 1``, a choice's letter, ``print(x)``) is no evidence and does not count (adding
+# one changes nothing); below MIN_EVIDENCE in all, a notebook is never listed. One line such as
+# ``return 2 * np.pi * base ** (2 * i / d_model)`` is about 25 nodes, ch01's answers together about 260.
+MIN_OWN_CELL = 8
+MIN_EVIDENCE = 80
+
+
 def set_digest(sub: Submission, template: set[str]) -> str:
-    """A fingerprint of the program the notebook runs: what every code cell does, in order, handed-out
-    cells included (so answers copied with the stubs run again after them are another program), comments,
-    blank lines and layout aside; "" when the student wrote nothing of their own."""
-    cells = [c.fingerprint for c in sub.cells if c.fingerprint]
-    if not any(c not in template for c in cells):
+    """A fingerprint of the code a student wrote, as a copier would disguise it: the multiset of the
+    fingerprints of the cells that are not handed-out cells (names, comments and layout aside:
+    ``worker.fingerprint``), so that cells moved around, handed-out cells deleted or run again, and cells
+    too small to be evidence added change nothing. "" when the student's own code is too small to tell a
+    copy from two students writing the obvious line."""
+    own = [c for c in sub.cells if c.fingerprint and c.fingerprint not in template and c.size >= MIN_OWN_CELL]
+    if sum(c.size for c in own) < MIN_EVIDENCE:
         return ""
-    return hashlib.sha256("\n".join(cells).encode()).hexdigest()
+    return hashlib.sha256("\n".join(sorted(c.fingerprint for c in own)).encode()).hexdigest()

@@ -23,7 +23,7 @@ Frames on the kernel's socket are an 8-byte big-endian length and a UTF-8 JSON b
 from __future__ import annotations
 
 import ast
-import base64
+import builtins
 import importlib
 import io
 import hashlib
@@ -40,6 +40,7 @@ import time
 import types
 
 import posenc.grader.sandbox as sandbox
+from posenc.grader.status import EMPTY, INVALID
 
 HEADER = struct.Struct("!Q")
 MAX_REQUEST = 512 * 2**20
@@ -411,7 +412,6 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
     probe_copy = _private_copy(probe_module)
     collect_probe, encode, decode = probe_copy["collect"], probe_copy["encode"], probe_copy["decode"]
     json_encoder, json_decoder = json.JSONEncoder(separators=(",", ":")), json.JSONDecoder()
-    b64decode = base64.b64decode
 
     def dumps(obj) -> str:
         return "".join(json_encoder.iterencode(obj, _one_shot=True))    # the C encoder, no Python checks
@@ -434,7 +434,7 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
         confinement.append("bubblewrap: own user, PID, mount, network and IPC namespaces; sees only the "
                            "Python environment and the course library; a private tmpfs as its folder")
     if setup.get("confine", True):
-        confinement += sandbox.confine(workdir)
+        confinement += sandbox.confine(workdir, None if isolated else sandbox.readable_paths(workdir))
     confinement += limits
     namespace["__name__"] = "__main__"
     out = _CappedText()
@@ -450,7 +450,7 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
         return {"status": "ok", "collected": encode(collect_probe(namespace, decode(request["probe"])))}
 
     def parse(request):
-        return {"status": "ok", "parsed": parse_notebook(b64decode(request["data"]), request.get("filename", ""))}
+        return {"status": "ok", "parsed": parse_notebook(request["payload"], request.get("filename", ""))}
 
     def describe(exc) -> dict:
         try:
@@ -490,6 +490,10 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
             request = loads(body)
             if type_(request) is not dict_type:
                 raise ValueError("not a request")
+            if request.get("payload"):        # the bytes the request is about follow in a frame of their own
+                request["payload"] = recv_frame(channel)
+                if request["payload"] is None:
+                    os._exit(0)
             handler = handlers.get(request.get("op"))
             if handler is None:
                 raise ValueError(f"unknown op {request.get('op')!r}")
@@ -523,14 +527,15 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
 
 MAX_CELLS = 5000
 MAX_PARSED_CELL = 2**20          # characters; a longer cell runs as it is (check calls and names unseen)
+MAX_CODE = 24 * 2**20            # characters of code in all (the 20 MB literal of the corpus still runs)
 SET_PATTERN = re.compile(r"(?<![A-Za-z0-9])(ch\d\d)(?!\d)", re.IGNORECASE)
 CHECKER_CALL = re.compile(r"checker\(\s*['\"](ch\d\d)['\"]\s*\)")
-INVALID, EMPTY = "invalid", "empty"     # statuses of a file that is not a gradable notebook
 
 
 def parse_notebook(raw: bytes, filename: str) -> dict:
     """Parse a notebook's bytes into plain data: ``{"problem", "message"}`` when it is not gradable,
-    else ``{"cells": [[id, source, code, defines, checks], ...], "set_id", "set_evidence"}``."""
+    else ``{"cells": [[id, source, code (None: the source), defines, checks, fingerprint, size], ...],
+    "set_id", "set_evidence"}``."""
     def bad(problem: str, message: str) -> dict:
         return {"problem": problem, "message": message}
 
@@ -563,11 +568,17 @@ def parse_notebook(raw: bytes, filename: str) -> dict:
         cells.append((cell_id[:64] if isinstance(cell_id, str) else "", source))
     if len(cells) > MAX_CELLS:
         return bad(INVALID, f"the notebook has {len(cells)} code cells, more than the grader reads ({MAX_CELLS})")
+    code = sum(len(source) for _, source in cells)
+    if code > MAX_CODE:
+        return bad(INVALID, f"the notebook holds {code / 2**20:.0f} MB of code, more than the grader reads "
+                            f"({MAX_CODE // 2**20} MB): was data pasted into a cell?")
     if not any(source.strip() for _, source in cells):
         return bad(EMPTY, "the notebook has no code: nothing to grade (was the right notebook uploaded?)")
     set_id, evidence = detect_set(nb, filename, [source for _, source in cells])
     prepared = [(cell_id, source, *prepare_code(source)) for cell_id, source in cells]
-    return {"problem": None, "cells": [[*cell, fingerprint(cell[2])] for cell in prepared],
+    # (the code is sent only where it differs from the source: the reply carries each cell once)
+    return {"problem": None, "cells": [[cell_id, source, None if code == source else code, defines, checks,
+                                        *fingerprint(code)] for cell_id, source, code, defines, checks in prepared],
             "set_id": set_id, "set_evidence": evidence}
 
 
@@ -623,25 +634,86 @@ def prepare_code(source: str) -> tuple[str, list[str], list[str]]:
     return (_without(python, dropped) if dropped else python), sorted(defines), checks
 
 
-def fingerprint(code: str) -> str:
-    """What a cell's code does, without its comments, blank lines and layout: a hash of its syntax tree
-    (of its stripped lines when it cannot be parsed); "" for a cell that does nothing (empty, ``pass``).
-    Two notebooks that differ by an added comment or blank line have the same fingerprints."""
+def fingerprint(code: str) -> tuple[str, int]:
+    """What a cell's code does, whatever its names, comments and layout: (a hash of its normalised syntax
+    tree, the tree's size in nodes); ("", 0) for a cell that does nothing (empty, ``pass``, ``...``, a lone
+    string). Normalised: every name the student chose (variables, arguments, functions, aliases) becomes its
+    rank of first appearance in the cell, and statements that do nothing go; builtins, attributes, keywords
+    of a call and constants stay. So renaming a variable, adding a comment, a docstring or blank lines
+    leaves a cell's fingerprint as it was. A cell that cannot be parsed is hashed on its stripped lines."""
     try:
         tree = ast.parse(code) if len(code) <= MAX_PARSED_CELL else None
-    except Exception:        # a syntax error, or too deep to parse
+        if tree is not None:
+            tree = _Canonical().visit(_WithoutNoOps().visit(tree))
+            if not tree.body:
+                return "", 0
+            text, size = ast.dump(tree), sum(not isinstance(n, ast.expr_context) for n in ast.walk(tree)) - 1
+    except Exception:        # a syntax error, or too deep to parse or to walk
         tree = None
-    if tree is not None:
-        body = [node for node in tree.body if not isinstance(node, ast.Pass)]
-        if not body:
-            return ""
-        text = ast.dump(ast.Module(body=body, type_ignores=[]))
-    else:
+    if tree is None:
         lines = [line.split("#", 1)[0].strip() for line in code.splitlines()]
         text = "\n".join(line for line in lines if line)
         if not text:
-            return ""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            return "", 0
+        size = len(text.split())
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32], size
+
+
+class _WithoutNoOps(ast.NodeTransformer):
+    """Statements that do nothing removed: ``pass``, a lone constant (a docstring, ``...``, ``None``)."""
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                kept = [s for s in statements if not _does_nothing(s)]
+                setattr(node, name, kept if kept or isinstance(node, ast.Module) else [ast.Pass()])
+        return node
+
+
+def _does_nothing(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Pass) or (isinstance(statement, ast.Expr)
+                                               and isinstance(statement.value, ast.Constant))
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+class _Canonical(ast.NodeTransformer):
+    """Each name the code binds or uses (not a builtin) replaced by its rank of first appearance."""
+
+    def __init__(self):
+        self.names: dict[str, str] = {}
+
+    def rank(self, name: str | None) -> str | None:
+        if name is None or name in _BUILTIN_NAMES:
+            return name
+        return self.names.setdefault(name, f"_{len(self.names)}")
+
+    def visit_Name(self, node):
+        node.id = self.rank(node.id)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self.rank(node.arg)
+        return self.generic_visit(node)
+
+    def visit_alias(self, node):
+        node.asname = self.rank(node.asname)
+        return node
+
+    def _named(self, node):
+        node.name = self.rank(node.name)
+        return self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_ExceptHandler = _named
+
+    def _names(self, node):
+        node.names = [self.rank(name) for name in node.names]
+        return node
+
+    visit_Global = visit_Nonlocal = _names
 
 
 def _without(python: str, statements: list[ast.stmt]) -> str:

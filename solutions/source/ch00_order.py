@@ -5,6 +5,8 @@
 # value in the cell marked `# your code here`; the cell after it, `check("q1")`, calls your code on inputs of
 # its own choosing and prints one line: `PASS`, or `FAIL` with the mistake it recognised, or `TODO` while
 # the placeholder is still there. Run the cells from top to bottom. Use NumPy arrays throughout.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import numpy as np
@@ -24,7 +26,9 @@ check = checker("ch00")
 #
 # with the softmax taken along each row. The softmax must be numerically stable: subtract each row's
 # maximum before `np.exp` (the result does not change), so that large scores do not overflow to `inf`
-# and turn the output into `nan`. The check tries scores in the thousands too.
+# and turn the output into `nan`. The check tries scores in the thousands too. Leave `x` and the three
+# projections as they are (compute on copies, never write into them): the check tests that they are
+# unchanged.
 
 # %%
 def self_attention(x, w_q, w_k, w_v):
@@ -46,7 +50,9 @@ check("q1")
 # Write `equivariance_gap(attention, x, perm)`: `attention` is any function from an `(n, d)` array to an
 # `(n, d_v)` array, `perm` a permutation of `range(n)` as an integer array. Return, as a float, the largest
 # absolute difference between the output for the shuffled input `x[perm]` and the original output shuffled
-# the same way. It is zero (up to rounding) exactly when the layer is equivariant for this permutation.
+# the same way. It is zero (up to rounding) exactly when the layer is equivariant for this permutation: a gap
+# is compared with the size of the outputs it is measured on, so a float32 rounding passes for zero. Leave
+# `x` and `perm` as they are: the check tests that they are unchanged.
 
 # %%
 def equivariance_gap(attention, x, perm):
@@ -132,7 +138,8 @@ check("q5")
 #
 # A classmate wrote causal self-attention. It runs, the output has the right shape, and the attention
 # weights above the diagonal are zero, as a causal mask demands. Yet the outputs are wrong for every token
-# but the last. Find the bug and fix it in place (keep the function's name and arguments).
+# but the last. Find the bug and fix it in place (keep the function's name and arguments, and leave the
+# arrays it receives unchanged).
 
 # %%
 def causal_attention(x, w_q, w_k, w_v):

@@ -12,6 +12,8 @@
 # Notation: `pos` is the position (from 0), `d_model` the width, `i` the pair index,
 # $\omega_i = 1/\text{base}^{2i/d_{\text{model}}}$, $PE(pos, 2i) = \sin(\omega_i\, pos)$ and
 # $PE(pos, 2i+1) = \cos(\omega_i\, pos)$, with base 10000.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import numpy as np
@@ -91,7 +93,8 @@ check("q3")
 # `first_repeat(encoding, decimals)` that rounds every row of the table `encoding` to `decimals` decimals
 # and returns the first position (row index) whose rounded row equals that of an earlier row (any earlier
 # row, not only the one just before it), or `None` when all rounded rows differ. Rows are equal when
-# their rounded numbers are equal: `-0.0` and `0.0` are the same number.
+# their rounded numbers are equal: `-0.0` and `0.0` are the same number. Leave `encoding` as it is (round
+# a copy, never write into it): the check tests that it is unchanged.
 #
 # Then try it on `sinusoidal_encoding(20000, 4)` with 1 and 2 decimals: how far do four dimensions get?
 

@@ -26,6 +26,8 @@
 # $$
 #
 # and $T(k)$ is the block-diagonal matrix with the blocks $M(k, 0), \dots, M(k, d_{\text{model}}/2 - 1)$.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import numpy as np
@@ -84,6 +86,7 @@ check("q2")
 # A table stores one vector per **row**, shape `(n, d_model)`. Write `shift_rows(table, k, base=10000.0)`
 # returning the table whose row `r` is $T(k)$ applied to row `r` of `table`. Do not recompute any sines of
 # positions: the rows need not be encodings at all. (You may define your own $T(k)$ inside the function.)
+# Leave `table` as it is (write the result into a new array): the check tests that it is unchanged.
 #
 # When the rows are the encodings of positions $t$, the result holds the encodings of $t + k$: this is
 # the theorem of the chapter. Convince yourself of it after the check passes, and look at the largest
@@ -130,7 +133,8 @@ print(f"largest difference over {len(positions)} positions, {len(offsets)} offse
 #
 # The chapter shows that $PE(t) \cdot PE(t + k) = \sum_i \cos(\omega_i k)$ for every $t$. Write
 # `dot_profile(offsets, d_model, base=10000.0)` that takes a 1-D integer array of offsets and returns a
-# NumPy array with the dot product for each offset, in the same order.
+# NumPy array with the dot product for each offset, in the same order. Leave `offsets` as it is: the check
+# tests that it is unchanged.
 
 # %%
 def dot_profile(offsets, d_model, base=10000.0):

@@ -12,6 +12,8 @@
 # Notation: a token vector $x$ (a row of the embedding table, possibly scaled), a positional vector $p$
 # (a row of the sinusoidal encoding), `d_model` the width. Addition feeds $x + p$ to the first layer,
 # concatenation feeds $[\,x;\ p\,]$, the token part first.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import math
@@ -51,7 +53,7 @@ check("q1")
 # first `d_x` features are the token vector and the last `d_p` the positional one.
 #
 # *Hint:* `np.concatenate` needs arrays with the same number of axes; give `p` a batch axis first
-# (`np.broadcast_to`).
+# (`np.broadcast_to`). Leave `x` and `p` as they are: the check tests that they are unchanged.
 
 # %%
 def concat_inputs(x, p):
@@ -72,9 +74,12 @@ check("q2")
 # shape `(n, d_p)`, that returns the same `(n, d_out)` result *without building the concatenation*:
 # split `w` into the block $W_x$ that meets the token features and the block $W_p$ that meets the
 # positional ones, and return $x W_x + p W_p$. (The check compares your result with
-# `np.concatenate([x, p], axis=1) @ w`.) The check also gives a `p` with a single row, shape `(1, d_p)`,
-# shared by every position: the sum of projections broadcasts it, while a concatenation cannot even be
-# built, so an answer that concatenates fails there.
+# `np.concatenate([x, p], axis=1) @ w`.) An answer that builds the concatenation fails: the check notes
+# when your function hands its inputs to `np.concatenate`, `np.hstack`, `np.column_stack`, `np.block` or
+# `np.append`, and it also gives a `p` with a single row, shape `(1, d_p)`, shared by every position, which
+# the sum of projections broadcasts while a concatenation cannot even be built. Leave `x`, `p` and `w` as
+# they are (slicing `w` makes views to read, not copies to write into): the check tests that they are
+# unchanged.
 
 # %%
 def sum_of_projections(x, p, w):
@@ -101,7 +106,8 @@ check("q3")
 #
 # Write `logit_terms(x, p, w_q, w_k)` for `x` and `p` of shape `(n, d)` and `w_q`, `w_k` of shape
 # `(d, d_k)`. Return one array of shape `(4, n, n)` holding the four `(n, n)` matrices in that order, with
-# row `i` the query position and column `j` the key position. Do not divide by $\sqrt{d_k}$.
+# row `i` the query position and column `j` the key position. Do not divide by $\sqrt{d_k}$. Leave the
+# four inputs as they are: the check tests that they are unchanged.
 
 # %%
 def logit_terms(x, p, w_q, w_k):
@@ -122,7 +128,8 @@ check("q4")
 # first layer. Write `scaled_inputs(tokens, table, pe)`: `tokens` holds integer token ids, shape `(n,)` or
 # `(batch, n)`; `table` is the embedding table, shape `(vocab_size, d_model)`; `pe` is a precomputed
 # encoding with at least `n` rows, shape `(max_len, d_model)`. Return the input, shape `tokens.shape +
-# (d_model,)`.
+# (d_model,)`. Leave `tokens`, `table` and `pe` as they are (scale a copy, not the table itself: the caller's
+# table is the model's embedding): the check tests that they are unchanged.
 
 # %%
 def scaled_inputs(tokens, table, pe):
@@ -196,6 +203,7 @@ check("q7")
 # $\sqrt{d_{\text{model}}}\, E[\text{token}]$ than a row of the sinusoidal encoding? Use the root mean
 # square length of the token vector, $\sqrt{\mathbb{E}\,\|\sqrt{d_{\text{model}}}\, E[\text{token}]\|^2}$,
 # and assign the ratio (a number) to `norm_ratio`. Then check it with random numbers in a scratch cell.
+# {{ posenc.exercises.checks.ch03:q8_margin }}
 
 # %%
 ### BEGIN SOLUTION

@@ -13,6 +13,8 @@
 # Shapes: `x` is **batch-first**, `(batch, seq, d_model)`, unless a question says otherwise. Positions start
 # at 0. You may use `posenc.sinusoidal_encoding_torch(n_positions, d_model)` (the course's reference from
 # chapter 1) for the sinusoidal table: these exercises are about modules, not about the formula.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import posenc
@@ -33,7 +35,9 @@ check = checker("ch04")
 # `nn.Embedding(max_len, d_model)` or an `nn.Parameter` of shape `(max_len, d_model)` both work. The check
 # replaces the values of your table with its own before it runs your module, so your initialisation does not
 # matter; what matters is that the table is a parameter, that gradients reach it, and that the rows are
-# added in the right place. Keep the line `self.max_len = max_len`: question 5 uses it.
+# added in the right place. Keep the line `self.max_len = max_len`: question 5 uses it. `forward` returns a
+# new tensor and leaves `x` as it is (`x + rows`, not `x += rows`, which writes into the caller's tensor):
+# the check tests that `x` is unchanged.
 
 # %%
 class LearnedPositionalEmbedding(nn.Module):
@@ -62,6 +66,9 @@ check("q1")
 # for positions `0 .. n - 1`. The table is fixed: it must **not** appear in `model.parameters()` (an
 # optimiser would receive it, and parameter counts would include it), but it must follow the module when it
 # moves, e.g. with `.to(device)` or `.double()`. `self.register_buffer(name, tensor)` does exactly that.
+# The output has the dtype of `x` (the check's `x` is float32, torch's default): a float64 table would
+# promote `x + pe` to float64, and the next `nn.Linear` would raise. As in question 1, `x` must stay
+# unchanged.
 #
 # *Hint:* write `forward` with one slicing expression, and think about which axis of `x` is the sequence.
 
@@ -96,7 +103,8 @@ print([name for name, _ in demo.named_parameters()], [name for name, _ in demo.n
 # the two conventions is a classic source of silent bugs. Write a function `add_positions(x, table,
 # batch_first=True)` that adds the first `n` rows of `table` (shape `(max_len, d_model)`) to `x`, where
 # `x` is `(batch, seq, d_model)` when `batch_first` is true and `(seq, batch, d_model)` when it is false.
-# Return a tensor in the same layout as `x`.
+# Return a tensor in the same layout as `x`, and leave `x` and `table` as they are: the check tests that they
+# are unchanged.
 #
 # Beware: with sequence-first input, `x + table[:n]` runs without error whenever `n` equals the batch
 # size, and gives the wrong answer.
@@ -143,8 +151,11 @@ print(f"GPT-2 small's positional table: {positional_parameters('learned', **gpt2
 # exception, raised where, and does its message tell the user what the limit is? Try it in a scratch cell.
 #
 # Then write `CheckedPositionalEmbedding`, a subclass of your `LearnedPositionalEmbedding`, whose
-# `forward(x)` raises a `ValueError` that names `max_len` when the sequence is longer than the table, and
-# otherwise behaves exactly like the parent class. Sequences of exactly `max_len` tokens must still work.
+# `forward(x)` raises a `ValueError` (or an exception class of your own that subclasses `ValueError`) when
+# the sequence is longer than the table, and otherwise behaves exactly like the parent class. The
+# exception's message must contain the value of `max_len`, the number (e.g. `512` for a table of 512 rows,
+# not only the word "max_len"), so that the user learns the limit. Sequences of exactly `max_len` tokens
+# must still work, and `x` must stay unchanged.
 
 # %%
 class CheckedPositionalEmbedding(LearnedPositionalEmbedding):

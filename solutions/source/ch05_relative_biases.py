@@ -12,6 +12,8 @@
 # Notation, as in the chapter: the query sits at position $i$, the key at position $j$, and the **offset**
 # is $j - i$, key minus query. A key in the past has a negative offset. Matrices indexed by $(i, j)$ have a
 # row per query and a column per key.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import numpy as np
@@ -115,7 +117,8 @@ check("q2")
 # queries and keys at positions $0, 1, \dots$. The number of buckets is the table's number of rows. You may
 # use your `t5_bucket` from question 1: the check runs your `t5_bias_matrix` with a correct `t5_bucket` in
 # its place, so that question 1 alone grades the bucket rule and this question what `t5_bias_matrix` adds
-# (you can try it before question 1 is finished).
+# (you can try it before question 1 is finished). Leave `table` as it is: the check tests that it is
+# unchanged.
 
 # %%
 def t5_bias_matrix(table, n_queries, n_keys, bidirectional=True, max_distance=128):
@@ -184,7 +187,7 @@ check("q5")
 # A classmate wrote Shaw's logits for one head, $e_{ij} = q_i \cdot (k_j + a^K_{\text{clip}(j - i)}) / \sqrt{d}$,
 # where row $r$ of `key_table` (shape `(2k + 1, d)`) holds the vector of the clipped offset $r - k$. The
 # function runs, returns the right shape and plausible numbers; yet it is wrong. Find the bug and fix it
-# in place (keep the function's name).
+# in place (keep the function's name, and leave the arrays it receives unchanged).
 
 # %%
 def shaw_logits(q, k, key_table, max_distance):

@@ -20,6 +20,8 @@
 #
 # Which two coordinates form pair $i$ is the layout: `"interleaved"` pairs $(2i, 2i + 1)$ (RoFormer, Meta's
 # Llama code), `"half"` pairs $(i, i + d/2)$ ("rotate half": GPT-NeoX, Hugging Face's Llama).
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import numpy as np
@@ -37,7 +39,9 @@ check = checker("ch06")
 # Return an array of shape `(n, d)` whose row `r` is row `r` of `x` turned to position `positions[r]`, in
 # the given layout. `x` may be float16: compute the angles, their cosines and sines in float64 whatever
 # its dtype; the result may be float64 or `x`'s dtype, the check accepts both (a float16 result is compared
-# to float16's precision). Leave `x` and `positions` as they are (compute on copies, never write into
+# to float16's precision). This question is about precision itself, so it asks for more than the rule for
+# numbers above: for float64 input your result must match to $10^{-7}$ (float32 angles at positions in the
+# thousands miss that by far). Leave `x` and `positions` as they are (compute on copies, never write into
 # them): the caller still needs them, and the check tests that they are unchanged.
 
 # %%
@@ -109,7 +113,8 @@ print(f"largest difference: {np.abs(original - converted).max():.1e}")
 # at position `j`, with RoPE in the interleaved layout: no scaling by $1/\sqrt{d_{\text{head}}}$, no mask.
 # You may call your `rope` from question 1: the check runs your `rope_logits` with a correct `rope` in its
 # place, so that question 1 alone grades the rotation and this question what `rope_logits` adds (you can
-# try it before question 1 is finished).
+# try it before question 1 is finished). Leave `x`, `W_q` and `W_k` as they are: the check tests that they
+# are unchanged.
 
 # %%
 def rope_logits(x, W_q, W_k, base=10000.0):
@@ -191,7 +196,8 @@ check("q5")
 # processed at once.
 #
 # A classmate wrote the function below. It runs and returns the right shape, but the model generates
-# nonsense. Find the bug and fix it in place (keep the function's name and arguments).
+# nonsense. Find the bug and fix it in place (keep the function's name and arguments, and leave the arrays
+# it receives unchanged: the cache in particular belongs to the caller).
 
 # %%
 def next_logits(q_new, k_new, cached_keys, base=10000.0):

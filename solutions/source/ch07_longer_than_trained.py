@@ -14,6 +14,8 @@
 # Notation: a rotary head turns `d` coordinates (`d` even) in `d/2` pairs; pair `i` turns by the angle
 # $\text{pos}\cdot\omega_i$ with $\omega_i = \text{base}^{-2i/d}$ (base 10000 unless said otherwise). A model
 # trained on sequences of length $L$ is to read sequences of length $L' = sL$; $s$ is the **scale factor**.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import math
@@ -31,6 +33,7 @@ check = checker("ch07")
 # $\text{pos}$, so that the positions $0, \dots, L'-1$ of the long sequence land in the range $[0, L)$ the
 # model was trained on. Write `interpolated_positions(positions, train_length, target_length)` that takes a
 # 1-D array of integer positions and returns the scaled positions as a float array of the same shape.
+# Leave `positions` as it is: the check tests that it is unchanged.
 
 # %%
 def interpolated_positions(positions, train_length, target_length):
@@ -165,7 +168,7 @@ check("q5")
 #
 # A classmate wrote the function below for the rotation angles of an extended rotary head. It runs, the
 # shape is right and position interpolation and plain RoPE come out right, but something is off. Find the
-# bug and fix it in place (keep the function's name and arguments).
+# bug and fix it in place (keep the function's name and arguments, and leave `positions` unchanged).
 
 # %%
 def extended_angles(positions, d, scale, method, base=10000.0):

@@ -9,6 +9,8 @@
 # `check("q1")`, calls your code on inputs of its own choosing and prints one line: `PASS`, `FAIL` with the
 # mistake it recognised, or `TODO` while the placeholder is still there. Write your own code with NumPy:
 # `posenc.lib.textlm` holds the reference answers, so importing it here would teach you nothing.
+#
+# {{ posenc.exercises.framework:checking_rules }}
 
 # %%
 import math
@@ -47,7 +49,8 @@ check("q1")
 # nats) of predicting character `t` of the text when `c` characters of its window come before it. In
 # **non-overlapping** windows the text is cut into windows `0 .. length-1`, `length .. 2 length-1`, ...
 # (`n_bytes` is a multiple of `length`) and every character is scored once, in its own window. Write
-# `nonoverlapping_mean(losses, length)` that returns the mean cross-entropy this evaluation reports.
+# `nonoverlapping_mean(losses, length)` that returns the mean cross-entropy this evaluation reports. Leave
+# `losses` as it is: the check tests that it is unchanged.
 
 # %%
 def nonoverlapping_mean(losses, length):
@@ -69,7 +72,7 @@ check("q2")
 # is `length` plus a multiple of `stride`). The first window scores all its characters; every later window
 # scores only its last `stride` characters, the ones no earlier window scored. So every character is scored
 # exactly once. Write `sliding_mean(losses, length, stride)` that returns the mean cross-entropy this
-# evaluation reports, with `losses` as in question 2.
+# evaluation reports, with `losses` as in question 2 (and, as there, left unchanged).
 
 # %%
 def sliding_mean(losses, length, stride):

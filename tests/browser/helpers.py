@@ -10,9 +10,12 @@ Settings (environment variables), all optional:
 * ``POSENC_STUDENT_SITE``: the student edition (default ``_build/student/_build/html``).
 * ``POSENC_CHROMIUM``: the Chromium binary (default: Debian's ``/usr/bin/chromium``).
 * ``POSENC_MATHJAX_DIR``: the local MathJax 3 that answers the pages' CDN requests (default: where
-  ``tests/browser/setup.sh`` puts it).
+  ``python -m posenc.book.browser fetch mathjax`` puts it).
 * ``POSENC_AXE_DIR``: the folder holding axe-core's ``axe.min.js``, the accessibility engine the tests
   inject into every page (default: where ``tests/browser/setup.sh`` puts it).
+
+Chromium (its binary and flags) and the npm packages' versions and folders are those of
+``posenc.book.browser``, shared with the book's build.
 * ``POSENC_ARTIFACTS``: where screenshots go (default ``test-artifacts``).
 * ``POSENC_REQUIRE_BROWSER=1``: fail instead of skipping when Chromium cannot be launched (for CI).
 """
@@ -25,7 +28,6 @@ import html.parser
 import http.server
 import os
 import re
-import shutil
 import threading
 import urllib.parse
 from dataclasses import dataclass
@@ -33,9 +35,11 @@ from pathlib import Path
 
 import yaml
 
+from posenc.book.browser import CHROMIUM_ARGS, PACKAGES, chromium_path  # noqa: F401 - the tests' Chromium
+
 ROOT = Path(__file__).resolve().parents[2]
-MATHJAX_VERSION = "3.2.2"
-AXE_VERSION = "4.14.1"          # as pinned in tests/browser/setup.sh
+MATHJAX_VERSION = PACKAGES["mathjax"].version
+AXE_VERSION = PACKAGES["axe-core"].version
 
 
 def _path(variable: str, default: Path) -> Path:
@@ -51,26 +55,12 @@ CONFIG = _path("POSENC_CONFIG", BOOK / "_config.yml")
 STUDENT_SITE = _path("POSENC_STUDENT_SITE", ROOT / "_build" / "student" / "_build" / "html")
 ARTIFACTS = _path("POSENC_ARTIFACTS", ROOT / "test-artifacts")
 SCREENSHOTS = ARTIFACTS / "screenshots"
-MATHJAX_DIR = _path("POSENC_MATHJAX_DIR", ROOT / ".venv" / "share" / "posenc-browser" / f"mathjax-{MATHJAX_VERSION}")
-AXE_DIR = _path("POSENC_AXE_DIR", ROOT / ".venv" / "share" / "posenc-browser" / f"axe-core-{AXE_VERSION}")
+MATHJAX_DIR = PACKAGES["mathjax"].folder
+AXE_DIR = PACKAGES["axe-core"].folder
 REQUIRE_BROWSER = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0", "false", "no")
 
 # The CDN address of MathJax 3 in Sphinx's default mathjax_path (and jupyterquiz's fallback).
 MATHJAX_CDN = re.compile(r"^https://cdn\.jsdelivr\.net/npm/mathjax@3[^/]*/es5/(?P<path>[^?#]+)")
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
-
-
-def chromium_path() -> str | None:
-    """The Chromium binary to drive: POSENC_CHROMIUM, else Debian's package."""
-    for candidate in (os.environ.get("POSENC_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
 
 # ---------------------------------------------------------------------------------------------------
 # The pages of the book

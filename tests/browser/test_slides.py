@@ -1,129 +1,34 @@
 """Every chapter's slide deck (python -m posenc.book.slides, run by `make book`) as a lecturer projects it.
 
-Each deck is opened twice in headless Chromium, from the built site served locally (reveal.js and MathJax are
-part of the site, so nothing comes from the network): at 1280 x 720, walking through the slides one by one
-(is anything cut off or outside the slide? formulas typeset? figures loaded, with alt text? speaker notes?),
-and in reveal.js's print view (``?print-pdf``, every slide at once) for axe-core's audit. A screenshot of every
-slide goes to ``test-artifacts/screenshots/slides/``. The PDFs are checked for one page per slide.
+Each deck is opened in headless Chromium from the built site served locally (reveal.js and MathJax are part of
+the site, so nothing comes from the network), at 1280 x 720, slide by slide (``slide_checks.inspect_deck``), and
+in reveal.js's print view for axe-core's audit. A bad slide fails a test that names it: content outside the
+slide or cut off, text smaller than the body text (figure labels included, at the size the slide shows them),
+a figure under half of its slide, a slide whose content is only a number or ends with a colon, a raw label or
+citation key, a text cut inside an abbreviation, notes that mention an explorer the deck does not have, minutes
+that do not add up to 50, fewer than 12 or more than 25 slides; formulas must typeset, figures load with alt
+text, the PDFs have a page per slide (and the notes' PDF two), the chapter page links the deck. Screenshots of
+every slide and a contact sheet per deck go to ``test-artifacts/``. ``test_a_bad_deck_fails_every_check`` shows
+on a deliberately bad deck that every one of these checks fails when it should.
 """
 
 from __future__ import annotations
 
-import urllib.parse
-from dataclasses import dataclass, field
-
 import pytest
 
 from posenc.book import slides as slide_decks
-from tests.browser import audit, helpers
-from tests.browser.pageview import _capture
+from posenc.book.slides import pdf as deck_pdf
+from tests.browser import helpers
+from tests.browser import slide_checks as checks
 
 DECKS = [path.stem for path in slide_decks.deck_files()]
 by_deck = pytest.mark.parametrize("deck", DECKS)
-SLACK = 2          # px
-
-# One slide as shown: what sticks out of the slide or is clipped, its formulas, images and notes.
-_SLIDE = r"""
-async ([index, slack]) => {
-  Reveal.slide(index, 0);
-  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-  const section = Reveal.getCurrentSlide();
-  const frame = document.querySelector(".reveal .slides").getBoundingClientRect();
-  const describe = (el) => {
-    let name = el.tagName.toLowerCase();
-    if (el.id) name += "#" + el.id;
-    if (el.classList.length) name += "." + Array.from(el.classList).slice(0, 2).join(".");
-    const text = (el.textContent || el.getAttribute("alt") || "").replace(/\s+/g, " ").trim().slice(0, 50);
-    return text ? `${name} "${text}"` : name;
-  };
-  const outside = [], clipped = [];
-  for (const el of section.querySelectorAll("*")) {
-    if (el.closest("aside.notes") || el.closest("mjx-assistive-mml")) continue;
-    if (el.parentElement && el.parentElement.closest("mjx-container")) continue;
-    const style = getComputedStyle(el);
-    if (style.display === "none" || style.visibility === "hidden") continue;
-    const r = el.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0) continue;
-    const out = Math.max(frame.left - r.left, r.right - frame.right, frame.top - r.top, r.bottom - frame.bottom);
-    if (out > slack) outside.push(`${describe(el)} ${Math.round(out)} px outside the slide`);
-    if ((style.overflowX === "hidden" || style.overflowX === "clip") && el.scrollWidth > el.clientWidth + slack)
-      clipped.push(`${describe(el)}: ${el.scrollWidth - el.clientWidth} px cut off sideways`);
-    if ((style.overflowY === "hidden" || style.overflowY === "clip") && el.scrollHeight > el.clientHeight + slack
-        && el.clientHeight > 2)
-      clipped.push(`${describe(el)}: ${el.scrollHeight - el.clientHeight} px cut off below`);
-  }
-  const copy = section.cloneNode(true);
-  copy.querySelectorAll("aside.notes, mjx-container, script, style, pre").forEach(n => n.remove());
-  const raw = (copy.textContent.match(/\\\(|\\\[|\$\$/g) || []).length;
-  const notes = section.querySelector("aside.notes");
-  return {
-    index, kind: Array.from(section.classList).find(c => c.startsWith("slide-")) || "",
-    title: (section.querySelector("h1, h2") || {textContent: ""}).textContent.trim(),
-    outside, clipped, raw,
-    formulas: section.querySelectorAll("mjx-container").length,
-    mathErrors: Array.from(section.querySelectorAll("mjx-merror")).map(e => e.getAttribute("data-mjx-error") || e.textContent),
-    images: Array.from(section.querySelectorAll("img")).map(img => ({
-      src: img.currentSrc || img.src, alt: img.getAttribute("alt"), loaded: img.complete && img.naturalWidth > 0})),
-    notes: notes ? notes.textContent.replace(/\s+/g, " ").trim() : "",
-  };
-}
-"""
-
-
-@dataclass
-class DeckReport:
-    url: str
-    slides: list[dict] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    math_problem: str | None = None
-    accessibility: list[dict] = field(default_factory=list)
-    accessibility_problem: str | None = None
-    print_slides: int = 0
-
-
-_REPORTS: dict[str, DeckReport] = {}
-
-
-def _open(context, url: str, report: DeckReport):
-    tab = context.new_page()
-    tab.on("console", lambda m: report.errors.append(f"console: {m.text}") if m.type == "error" else None)
-    tab.on("pageerror", lambda e: report.errors.append(f"exception: {e}"))
-    tab.set_viewport_size({"width": slide_decks.WIDTH, "height": slide_decks.HEIGHT})
-    tab.goto(url, wait_until="load")
-    try:
-        tab.wait_for_function("() => document.body.dataset.fitted === 'yes'", timeout=15_000)
-    except Exception as exc:  # noqa: BLE001 - reported by the math test
-        report.math_problem = f"reveal.js or MathJax did not start: {str(exc).splitlines()[0]}"
-    return tab
-
-
-def inspect_deck(context, base_url: str, deck: str) -> DeckReport:
-    url = f"{base_url}slides/{deck}.html"
-    report = DeckReport(url)
-    tab = _open(context, url, report)
-    try:
-        total = tab.evaluate("() => Reveal.getTotalSlides()")
-        folder = helpers.SCREENSHOTS / "slides"
-        folder.mkdir(parents=True, exist_ok=True)
-        for index in range(total):
-            report.slides.append(tab.evaluate(_SLIDE, [index, SLACK]))
-            _capture(tab, folder / f"{deck}-{index + 1:02d}.png", full_page=False)
-    finally:
-        tab.close()
-    tab = _open(context, f"{url}?print-pdf", report)
-    try:
-        tab.wait_for_function("() => document.querySelectorAll('.pdf-page').length > 0", timeout=15_000)
-        report.print_slides = tab.evaluate("() => document.querySelectorAll('.pdf-page').length")
-        report.accessibility, report.accessibility_problem = audit.accessibility(
-            tab, urllib.parse.urljoin(base_url, f"{helpers.AXE_MOUNT}axe.min.js"))
-    finally:
-        tab.close()
-    return report
+_REPORTS: dict[str, checks.DeckReport] = {}
 
 
 @pytest.fixture()
 def deck_report(browser_context, site, base_url):
-    def get(deck: str) -> DeckReport:
+    def get(deck: str) -> checks.DeckReport:
         if not (site / "slides" / f"{deck}.html").exists():
             message = f"no deck slides/{deck}.html in {site}: run `make book` (it builds the decks)"
             if helpers.REQUIRE_BROWSER:
@@ -131,29 +36,44 @@ def deck_report(browser_context, site, base_url):
             pytest.skip(message)
         key = f"{base_url}{deck}"
         if key not in _REPORTS:
-            _REPORTS[key] = inspect_deck(browser_context, base_url, deck)
+            _REPORTS[key] = checks.inspect_deck(browser_context, f"{base_url}slides/{deck}.html", deck,
+                                                checks.axe_url(base_url))
         return _REPORTS[key]
     return get
 
 
+# What a lecturer would have to fix, per deck: each check finds one kind of bad slide (slide_checks.py).
+SLIDE_CHECKS = {
+    "the lecture's timing (12 to 25 slides, 50 minutes)": checks.timing_problems,
+    "content outside the slide at 1280 x 720, clipped, or running into other text": checks.overflow_problems,
+    "text smaller than the body text": checks.small_text_problems,
+    "a figure that covers half of its slide or less": checks.figure_area_problems,
+    "a slide that is only a number, or ends with a colon": checks.lone_content_problems,
+    "a raw label or citation key": lambda slides: checks.raw_reference_problems(slides, checks.bibliography_keys()),
+    "a text cut inside an abbreviation or a parenthesis": checks.cut_lead_problems,
+    "notes that mention an explorer the deck does not have": checks.explorer_note_problems,
+}
+
+
 @by_deck
-def test_deck_has_12_to_30_slides_and_no_errors(deck, deck_report):
+def test_deck_starts_without_errors(deck, deck_report):
     report = deck_report(deck)
-    assert 12 <= len(report.slides) <= 30, f"{deck}: {len(report.slides)} slides"
+    assert report.start_problem is None, f"{deck}: {report.start_problem}"
     assert not report.errors, f"{deck}: " + "\n".join(report.errors)
 
 
 @by_deck
-def test_no_slide_is_cut_off_at_1280_by_720(deck, deck_report):
-    problems = [f"slide {s['index'] + 1} ({s['title']}): {item}" for s in deck_report(deck).slides
-                for item in s["outside"] + s["clipped"]]
-    assert not problems, f"{deck}: content outside the slide or clipped:\n" + "\n".join(problems[:20])
+def test_no_slide_a_lecturer_would_have_to_fix(deck, deck_report):
+    """Every check of SLIDE_CHECKS on every slide (one test per deck, so that a deck is opened on one worker)."""
+    slides = deck_report(deck).slides
+    found = {what: check(slides) for what, check in SLIDE_CHECKS.items()}
+    lines = [f"{what}:\n  " + "\n  ".join(problems[:15]) for what, problems in found.items() if problems]
+    assert not lines, f"{deck}:\n" + "\n".join(lines)
 
 
 @by_deck
 def test_every_formula_is_typeset(deck, deck_report):
     report = deck_report(deck)
-    assert report.math_problem is None, f"{deck}: {report.math_problem}"
     raw = [s["index"] + 1 for s in report.slides if s["raw"]]
     errors = [e for s in report.slides for e in s["mathErrors"]]
     assert not raw, f"{deck}: TeX left untypeset on slides {raw}"
@@ -183,17 +103,18 @@ def test_no_serious_accessibility_violation(deck, deck_report):
     assert report.accessibility_problem is None, report.accessibility_problem
     assert report.print_slides == len(report.slides), (
         f"{deck}: the print view shows {report.print_slides} pages for {len(report.slides)} slides")
-    serious = audit.serious(report.accessibility)
+    serious = checks.audit.serious(report.accessibility)
     assert not serious, f"{deck} (print view, every slide):\n" + "\n".join(serious)
 
 
 @by_deck
-def test_pdf_has_a_page_per_slide(deck, site, deck_report):
+def test_pdfs_have_a_page_per_slide(deck, site, deck_report):
     slides = len(deck_report(deck).slides)
-    pdf = site / "slides" / f"{deck}.pdf"
-    assert pdf.exists(), f"{pdf} is missing: make book prints it (python -m posenc.book.slides)"
-    pages = slide_decks.pdf_pages(pdf.read_bytes())
-    assert pages >= slides, f"{deck}.pdf has {pages} pages for {slides} slides"
+    for suffix, per_slide in (("", 1), (deck_pdf.NOTES_SUFFIX, 2)):
+        pdf = site / "slides" / f"{deck}{suffix}.pdf"
+        assert pdf.exists(), f"{pdf} is missing: make book prints it (python -m posenc.book.slides)"
+        pages = deck_pdf.pdf_pages(pdf.read_bytes())
+        assert pages >= per_slide * slides, f"{pdf.name} has {pages} pages for {slides} slides"
 
 
 @by_deck
@@ -203,8 +124,103 @@ def test_chapter_page_links_to_its_deck(deck, site):
     if not page.exists() or not (site / "slides" / f"{deck}.html").exists():
         pytest.skip(f"{page} or its deck is not built")
     text = page.read_text(encoding="utf-8")
-    article = text[text.find("<article"):]
-    links = helpers.anchors_of(article).hrefs
-    assert f"../slides/{deck}.html" in links and f"../slides/{deck}.pdf" in links, (
-        f"{page.name} does not link to slides/{deck}.html and its PDF in its article")
-    assert (site / "slides" / f"{deck}.html").exists()
+    links = helpers.anchors_of(text[text.find("<article"):]).hrefs
+    for target in (f"../slides/{deck}.html", f"../slides/{deck}.pdf", f"../slides/{deck}-notes.pdf"):
+        assert target in links, f"{page.name} does not link to {target} in its article"
+
+
+# ---------------------------------------------------------------------------------------------------
+# A deliberately bad deck: every check above must find its defect, on the slide that has it.
+
+BAD_SLIDES = [
+    # (id, kind, minutes, body HTML, notes) -- the checks that must name the slide are in BAD_FINDINGS
+    ("cover", "cover", 2, "<h1>A bad deck</h1>", "Notes long enough to count as notes."),
+    ("overflow", "bullets", 3, '<ul class="bullets">' + "<li>A bullet far too long for one slide</li>" * 14
+     + "</ul>", "Notes long enough to count as notes."),
+    ("crowded", "bullets", 3, '<p>A first paragraph that the next one runs into.</p>'
+     '<p style="margin-top: -30px">The second paragraph, pulled over the first.</p>',
+     "Notes long enough to count as notes."),
+    ("tiny", "bullets", 3, '<p style="font-size: 14px">Fine print nobody at the back can read.</p>',
+     "Notes long enough to count as notes."),
+    ("small-figure", "figure", 3, '<figure class="slide-figure"><img src="bad/figure.png" alt="A plot." '
+     'style="max-width: 30%; max-height: 40%" data-min-font="0.04"></figure>', "Notes long enough to count."),
+    ("tiny-labels", "figure", 3, '<figure class="slide-figure"><img src="bad/figure.png" alt="A plot." '
+     'data-min-font="0.01"></figure>', "Notes long enough to count as notes."),
+    ("lone-number", "bullets", 3, "<p>720</p>", "Notes long enough to count as notes."),
+    ("colon", "bullets", 3, "<p>Each statement below is one of the directions:</p>",
+     "Notes long enough to count as notes."),
+    ("raw-label", "bullets", 3, "<p>As the theorem (thm-relative-shift) says, see press2022alibi.</p>",
+     "Notes long enough to count as notes."),
+    ("cut-lead", "bullets", 3, "<p>Position interpolation and YaRN (Peng et al.</p>",
+     "Notes long enough to count as notes."),
+    ("explorer-notes", "bullets", 3, "<p>A plain slide with a sound claim on it, and a formula \\(x^2\\).</p>",
+     "Press s; the explorer near the end runs live."),
+]
+BAD_FINDINGS = {           # the bad slide -> the check that must name it
+    "overflow": SLIDE_CHECKS["content outside the slide at 1280 x 720, clipped, or running into other text"],
+    "crowded": SLIDE_CHECKS["content outside the slide at 1280 x 720, clipped, or running into other text"],
+    "tiny": SLIDE_CHECKS["text smaller than the body text"],
+    "small-figure": SLIDE_CHECKS["a figure that covers half of its slide or less"],
+    "tiny-labels": SLIDE_CHECKS["text smaller than the body text"],
+    "lone-number": SLIDE_CHECKS["a slide that is only a number, or ends with a colon"],
+    "colon": SLIDE_CHECKS["a slide that is only a number, or ends with a colon"],
+    "raw-label": SLIDE_CHECKS["a raw label or citation key"],
+    "cut-lead": SLIDE_CHECKS["a text cut inside an abbreviation or a parenthesis"],
+    "explorer-notes": SLIDE_CHECKS["notes that mention an explorer the deck does not have"],
+}
+
+
+def _bad_deck(folder):
+    from PIL import Image
+
+    from posenc.book.slides.assemble import Slide
+    from posenc.book.slides.page import copy_libraries
+    from posenc.book.slides.spec import SlideSpec
+
+    copy_libraries(folder)
+    (folder / "bad").mkdir(exist_ok=True)
+    Image.new("RGB", (1280, 720), (200, 220, 240)).save(folder / "bad" / "figure.png")
+    built = [Slide(SlideSpec(id=slide_id, section="bad", kind=kind, shows=None, title=f"Slide {slide_id}",
+                             minutes=minutes, say=""), f"Slide {slide_id}", body, f"<p>{notes}</p>")
+             for slide_id, kind, minutes, body, notes in BAD_SLIDES]
+    (folder / "bad.html").write_text(slide_decks.deck_page("A bad deck", built), encoding="utf-8")
+
+
+def test_a_bad_deck_fails_every_check(browser_context, scratch_url):
+    folder, url = scratch_url
+    _bad_deck(folder)
+    report = checks.inspect_deck(browser_context, f"{url}bad.html", "bad-deck")
+    assert report.start_problem is None and len(report.slides) == len(BAD_SLIDES), report.start_problem
+    for slide_id, check in BAD_FINDINGS.items():
+        found = check(report.slides)
+        assert any(f"({slide_id})" in line for line in found), f"{check.__name__} missed slide {slide_id}: {found}"
+    good = [s for s in report.slides if s["id"] == "cover"]
+    for check in set(BAD_FINDINGS.values()) - {checks.explorer_note_problems}:
+        assert not check(good), f"{check} finds a problem on the good cover slide: {check(good)}"
+    timing = SLIDE_CHECKS["the lecture's timing (12 to 25 slides, 50 minutes)"](report.slides)
+    total = sum(minutes for _, _, minutes, _, _ in BAD_SLIDES)
+    assert any(f"add up to {total}," in line for line in timing), timing
+    assert any(f"{len(BAD_SLIDES)} slides" in line for line in timing), timing
+
+
+def test_no_figure_of_a_chapter_collides_with_itself_on_the_page(site):
+    """The chapters' figures as the page shows them: no tick label over another (chapter 8's log axis had its
+    minor labels over '32 (1L)'), no text cut off; read from the executions the site was built from."""
+    from posenc.book.cache import CACHE, executed_notebook
+    from posenc.book.slide_figures import SLIDE_FIGURE_MIME
+
+    problems, seen = [], 0
+    for path in slide_decks.deck_files():
+        chapter = slide_decks.load_deck(path).chapter
+        _, executed = executed_notebook(chapter, CACHE)
+        if executed is None:
+            continue
+        for cell in executed.cells:
+            for output in cell.get("outputs", []):
+                record = (output.get("data") or {}).get(SLIDE_FIGURE_MIME)
+                if record and "page_overlaps" in record:
+                    seen += 1
+                    problems += [f"{chapter.name}, cell {cell.get('id')}: {x}" for x in record["page_overlaps"]]
+    if not seen:
+        pytest.skip(f"no executions with figure records in {CACHE}: run `make book`")
+    assert not problems, "texts that collide in the chapters' figures:\n" + "\n".join(problems)

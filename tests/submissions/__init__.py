@@ -19,3 +19,17 @@ def require_bwrap() -> None:
         if REQUIRE_BWRAP:
             pytest.fail(f"{message} (and POSENC_REQUIRE_BWRAP is set)", pytrace=False)
         pytest.skip(message)
+
+
+def corpus_module():
+    """``make_corpus.py`` of this folder, imported (it builds notebooks from the exercise as handed out)."""
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    sys.path.insert(0, here)
+    try:
+        import make_corpus
+    finally:
+        sys.path.remove(here)
+    return make_corpus

@@ -6,7 +6,7 @@ import numpy as np
 
 from posenc.exercises.framework import (
     ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, LibObject, Mistake, ValueQuestion,
-    as_number, describe_mismatch, distinct_digits, kind_of,
+    compare_number, describe_mismatch,
 )
 from posenc.lib.order import AttentionLayer, softmax as _softmax
 
@@ -20,7 +20,8 @@ def _unstable_softmax(scores, axis=-1):
 
 
 def self_attention(x, w_q, w_k, w_v, *, scale="d_k", axis=-1, use_softmax=True, normalise="rows"):
-    """Reference (and, with other keyword values, the known mistakes)."""
+    """Reference (and, with other keyword values, the known mistakes; ``normalise="global max"`` shifts
+    every row by the largest score of the whole matrix)."""
     queries, keys, values = x @ w_q, x @ w_k, x @ w_v
     divisor = {"d_k": np.sqrt(w_k.shape[1]), "d_model": np.sqrt(x.shape[1]), "none": 1.0,
                "d_k squared": float(w_k.shape[1]), "times": 1 / np.sqrt(w_k.shape[1])}[scale]
@@ -30,6 +31,9 @@ def self_attention(x, w_q, w_k, w_v, *, scale="d_k", axis=-1, use_softmax=True, 
     elif normalise == "whole":
         shifted = np.exp(scores - scores.max())
         weights = shifted / shifted.sum()
+    elif normalise == "global max":
+        shifted = np.exp(scores - scores.max())
+        weights = shifted / shifted.sum(axis=-1, keepdims=True)
     else:
         weights = _softmax(scores, axis=axis)
     return weights @ values
@@ -39,9 +43,12 @@ LARGE_SCORE = 1500.0     # exp(1500) overflows float64 (its largest value is abo
 
 
 def _large_scores_probe(rng):
-    """Weights scaled so that the largest attention score is LARGE_SCORE: only a stable softmax survives."""
+    """Weights scaled so that the largest attention score is LARGE_SCORE: only a stable softmax survives.
+    The first token is 20 times shorter than the others, so its row of scores stays far below the largest
+    score: shifting every row by the matrix's maximum underflows there."""
     n, d_model, d_k, d_v = 5, 6, 3, 4
     x = rng.normal(size=(n, d_model))
+    x[0] /= 20
     w_q, w_k, w_v = (rng.normal(size=(d_model, d)) for d in (d_k, d_k, d_v))
     top = ((x @ w_q) @ (x @ w_k).T / np.sqrt(d_k)).max()
     if top <= 0:
@@ -73,6 +80,10 @@ ATTENTION_MISTAKES = [
             lambda *a: self_attention(*a, normalise="whole")),
     Mistake("there is no softmax: the scores weight the values directly",
             lambda *a: self_attention(*a, use_softmax=False)),
+    Mistake("the softmax subtracts the largest score of the whole matrix, not each row's own maximum: in a "
+            "row whose scores all lie hundreds below it, every np.exp underflows to 0 and 0 / 0 is nan; "
+            "subtract each row's maximum (scores.max(axis=1, keepdims=True))",
+            lambda *a: self_attention(*a, normalise="global max")),
 ]
 
 UNSTABLE = ("the softmax is not numerically stable: with scores in the thousands np.exp overflows to inf and "
@@ -82,9 +93,14 @@ UNSTABLE = ("the softmax is not numerically stable: with scores in the thousands
 
 def _compare_attention(got, expected, args):
     if isinstance(got, np.ndarray) and got.shape == expected.shape and np.issubdtype(got.dtype, np.number) \
-            and not np.isfinite(got).all() and np.isfinite(expected).all():
+            and np.isinf(got).any() | (np.isnan(got).any() and _overflows(*args)) and np.isfinite(expected).all():
         return UNSTABLE
     return describe_mismatch(got, expected, what="output")
+
+
+def _overflows(x, w_q, w_k, w_v):
+    """Whether some score is beyond what np.exp can take (the inputs where an unshifted softmax fails)."""
+    return bool(((x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])).max() > np.log(np.finfo(np.float64).max))
 
 
 def _describe_attention_args(args):
@@ -143,14 +159,15 @@ GAP_MISTAKES = [
 ]
 
 
+def _gap_scale(args):
+    """The size of the outputs whose differences the gap measures: a gap of 1e-16 from a float32 rounding
+    is as good as 0 next to outputs of size 1 (the rule for numbers, PRECISION)."""
+    attention, x, perm = args
+    return float(np.abs(attention(x)).max())
+
+
 def _compare_gap(got, expected, args):
-    got = as_number(got)
-    if isinstance(got, bool) or not isinstance(got, (int, float)):
-        return f"expected one number, got {kind_of(got)}"
-    if np.isclose(got, expected, rtol=1e-6, atol=1e-9):
-        return None
-    shown_expected, shown_got = distinct_digits(float(expected), float(got), least=4)
-    return f"expected {shown_expected}, got {shown_got}"
+    return compare_number(got, expected, scale=_gap_scale(args))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -185,6 +202,14 @@ def _compare_mask(got, expected, args):
 
 # ---------------------------------------------------------------------------------------------------
 # q4: which operations ignore order (multiple choice)
+
+ORDER_BLIND_IDEAS = {
+    "a": "what shuffling the input rows does to the output rows of attention without positions",
+    "b": "which tokens token t may see under a causal mask, and whether a shuffle changes that",
+    "c": "whether a sum depends on the order of its terms",
+    "d": "whether a layer that sees one row at a time can know where the row stands",
+    "e": "what adding a positional vector does to the same token at another place",
+}
 
 ORDER_BLIND_OPTIONS = {
     "a": "single-head self-attention without positions is permutation-equivariant: shuffling the tokens only "
@@ -285,14 +310,14 @@ EXERCISES = ExerciseSet("ch00", "Why order matters", [
                      compare=_compare_attention, describe_args=_describe_attention_args),
     FunctionQuestion(qid="q2", title="Measuring equivariance", name="equivariance_gap", points=2,
                      probes=_gap_probes, reference=equivariance_gap, mistakes=GAP_MISTAKES,
-                     compare=_compare_gap,
+                     compare=_compare_gap, scale=_gap_scale,
                      describe_args=lambda a: f"{a[0]!r}, x of shape {a[1].shape}, perm={a[2].tolist()}"),
     FunctionQuestion(qid="q3", title="The causal mask", name="causal_mask", points=2,
                      probes=_mask_probes, reference=causal_mask,
                      mistakes=MASK_MISTAKES, compare=_compare_mask,
                      describe_args=lambda a: f"n_tokens={a[0]}"),
     ChoiceQuestion(qid="q4", title="Which operations ignore order?", name="order_blind", points=2,
-                   answer="acd", options=ORDER_BLIND_OPTIONS),
+                   answer="acd", options=ORDER_BLIND_OPTIONS, ideas=ORDER_BLIND_IDEAS),
     ValueQuestion(qid="q5", title="What the causal mask leaks", name="first_token_weights", points=1,
                   expected=first_token_weights, mistakes=Q5_MISTAKES),
     FindTheBugQuestion(qid="q6", title="Find the bug: causal attention", name="causal_attention", points=2,

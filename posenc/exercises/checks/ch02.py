@@ -382,8 +382,8 @@ EXERCISES = ExerciseSet("ch02", "The relative-shift proof", [
                      probes=_shift_rows_probes, reference=shift_rows, mistakes=SHIFT_ROWS_MISTAKES,
                      compare=lambda got, expected, args: describe_mismatch(got, expected, what="shifted table"),
                      describe_args=_describe_rows_args,
-                     error_hint=lambda args: (" (each row is one vector v; T(k) v for all rows at once is "
-                                              "table @ T.T)")),
+                     error_hint=lambda args, error: (" (each row is one vector v; T(k) v for all rows at once "
+                                                     "is table @ T.T)" if error == "ValueError" else "")),
     FunctionQuestion(qid="q4", title="The dot-product profile", name="dot_profile", points=2,
                      probes=_profile_probes, reference=dot_profile, mistakes=PROFILE_MISTAKES,
                      compare=_compare_profile, describe_args=_describe_profile_args),

@@ -10,6 +10,7 @@ seed, computes the reference itself, checks the facts against the module's behav
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from posenc.exercises.framework import (
     TAMPERED,
+    TIME_LIMIT,
     ChoiceQuestion,
     ExerciseSet,
     FunctionQuestion,
@@ -26,13 +28,15 @@ from posenc.exercises.framework import (
     TypedValue,
     ValueQuestion,
     call,
+    changed_inputs_message,
+    describe_mismatch,
+    failure,
     kind_of,
     short,
     tensor,
+    within,
 )
 from posenc.lib.encoding import sinusoidal_encoding
-
-ATOL = 1e-4     # float32 arithmetic on values of order 1
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -84,7 +88,7 @@ class ModuleQuestion(Question):
 
     def after(self, context: dict, index: int) -> list[dict]:
         """Probe steps on the built module ``module{index}``; the forward call comes first."""
-        return [call(tensor(context["x"]), target=f"module{index}")]
+        return [forward(context, index)]
 
     def describe(self, context: dict) -> str:
         """The constructor call, as the student would write it."""
@@ -110,9 +114,22 @@ class ModuleQuestion(Question):
         records = [_module_record(group, self.after(context, index))
                    for index, (context, group) in enumerate(zip(contexts, data))]
         for context, record in zip(contexts, records):
-            if record.get("constructor_error"):
-                return False, f"{self.describe(context)} raised {record['constructor_error']}"
+            if record.get("constructor"):
+                return False, f"{self.describe(context)} {failure(record['constructor'])}"
+        for context, record in zip(contexts, records):
+            for forward_call in record["calls"]:
+                where = f"{self.describe(context)} on x of shape {context['x'].shape}: forward"
+                if forward_call["outcome"].error_type == TIME_LIMIT:
+                    return False, f"{where} {failure(forward_call['outcome'])}"
+                changed = changed_inputs_message(where, ["x"], forward_call["outcome"])
+                if changed:
+                    return False, changed
         return self.judge_records(contexts, records, seed)
+
+
+def forward(context: dict, index: int, **step) -> dict:
+    """The forward call of module ``index`` on the context's x, which must come back unchanged."""
+    return {**call(tensor(context["x"]), target=f"module{index}", **step), "check_inputs": True}
 
 
 # What each kind of step after the constructor reports, by its op (the forward pass is a "call").
@@ -123,12 +140,12 @@ def _module_record(group: list, after: list[dict]) -> dict:
     """One module probe's results as the judges read them (see ModuleQuestion)."""
     built = _outcome(group[0])
     if not built.ok:
-        return {"constructor_error": built.error}
+        return {"constructor": built}
     record = {"calls": []}
     for step, entry in zip(after, group[1:]):
         if step["op"] == "call":
             forward = _outcome(entry)
-            call_record = {"error": forward.error, "error_type": forward.error_type,
+            call_record = {"error": forward.error, "error_type": forward.error_type, "outcome": forward,
                            "output": forward.value if forward.ok else None}
             record["calls"].append(call_record)
             if len(record["calls"]) == 1:       # the first forward pass is the one most judges read
@@ -138,15 +155,27 @@ def _module_record(group: list, after: list[dict]) -> dict:
     return record
 
 
-def _output_array(value) -> tuple[np.ndarray | None, str | None]:
-    """The output as a numpy array, or a sentence saying why it is not a tensor."""
+WIDER_DTYPE = ("the output is float64 for float32 input: the table is float64 (made with dtype=torch.float64, or "
+               "with torch.tensor of a NumPy array), so x + table is promoted to float64 and the next nn.Linear, "
+               "whose weights are float32, raises. Keep the table in torch's default dtype, float32 (.double() "
+               "still converts it when the whole model moves)")
+
+
+def _output_array(value, who: str = "forward", dtype=None) -> tuple[np.ndarray | None, str | None]:
+    """The output as a numpy array, or a sentence saying why it is not a tensor (of ``dtype``, when given)."""
     if isinstance(value, TypedValue) and value.type_name == "torch.Tensor":
-        return np.asarray(value.value, dtype=np.float64), None
+        array = np.asarray(value.value)
+        if dtype is not None and array.dtype != np.dtype(dtype):
+            if array.dtype == np.float64 and np.dtype(dtype) == np.float32:
+                return None, WIDER_DTYPE
+            return None, (f"{who} returned a tensor of dtype {array.dtype} for {np.dtype(dtype)} input; keep the "
+                          "input's dtype")
+        return array.astype(np.float64), None
     if isinstance(value, np.ndarray):
-        return None, "forward returned a numpy array; return a torch tensor"
+        return None, f"{who} returned a numpy array; return a torch tensor"
     if isinstance(value, TypedValue):
-        return None, f"forward returned a {value.type_name}; return a torch tensor"
-    return None, f"forward returned {kind_of(value)} ({short(value)}); return a torch tensor"
+        return None, f"{who} returned a {value.type_name}; return a torch tensor"
+    return None, f"{who} returned {kind_of(value)} ({short(value)}); return a torch tensor"
 
 
 def _mismatch(got: np.ndarray, expected: np.ndarray, input_shape: tuple) -> str | None:
@@ -157,11 +186,7 @@ def _mismatch(got: np.ndarray, expected: np.ndarray, input_shape: tuple) -> str 
         elif got.ndim == 2:
             hint = " (a batch axis is missing: the output has the shape of the input)"
         return f"the output has shape {got.shape}; expected {expected.shape}, the shape of the input{hint}"
-    if not np.allclose(got, expected, atol=ATOL, rtol=0):
-        diff = np.where(np.isnan(got), np.inf, np.abs(got - expected))
-        where = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
-        return f"the output is wrong at index {where}: expected {expected[where]:.4f}, got {got[where]:.4f}"
-    return None
+    return describe_mismatch(got, expected, what="output")
 
 
 @dataclass
@@ -191,7 +216,7 @@ def _name_variant(variants, contexts, outputs) -> str | None:
                 got_b, expected_b = np.broadcast_arrays(got, expected)
             except ValueError:
                 break
-            if not np.allclose(got_b, expected_b, atol=ATOL, rtol=0):
+            if not within(got_b, expected_b):
                 break
             compared += 1
         else:
@@ -210,6 +235,9 @@ BATCH_AXIS = ("wrong broadcasting over the batch: sequence b got the row of posi
               "positions, as if the input were sequence-first (seq, batch, d); for batch-first input slice "
               "the table by x.size(1) and let it broadcast over dimension 0")
 FROM_ONE = "positions start at 0: row 0 of the table belongs to the first token"
+LEARNED_FROM_ONE = (f"{FROM_ONE}. Your table has max_len + 1 rows, as if the positions ran from 1 to max_len: "
+                    "make it nn.Embedding(max_len, d_model) (or a (max_len, d_model) parameter) and use rows "
+                    "0..n-1")
 LEARNED_BUFFER = ("the learned table is registered as a buffer, so it is never trained; a learned encoding "
                   "must be a parameter (nn.Parameter or nn.Embedding)")
 LEARNED_ATTRIBUTE = ("the table is a plain tensor attribute: torch does not see it as a parameter, so it is "
@@ -231,8 +259,9 @@ SIN_ATTRIBUTE = ("the table is a plain tensor attribute, not a buffer: .to(devic
 GUARD_SILENT = ("past max_len the module returned a result, but there is no row there: raise a ValueError "
                 "instead of inventing one")
 GUARD_TYPE = ("past max_len the module raised something other than a ValueError: check the length first and "
-              "raise a ValueError that names max_len")
-GUARD_LIMIT = "the ValueError does not say the maximum: tell the user the limit, max_len"
+              "raise a ValueError (or a subclass of it) whose message contains the number max_len")
+GUARD_LIMIT = ("the ValueError's message does not contain the limit: it must show the number max_len (the "
+               "table's number of rows), e.g. f\"... max_len={self.max_len}\"")
 GUARD_PASSTHROUGH = ("within max_len the module returned x unchanged: after the length check, call "
                      "super().forward(x), so that it behaves exactly like LearnedPositionalEmbedding")
 GUARD_OFF_BY_ONE = ("off by one: positions 0..max_len-1 all have rows, so a sequence of exactly max_len tokens "
@@ -267,15 +296,15 @@ ADDITION_VARIANTS = [
 
 
 def _addition_problem(contexts, records, describe_call) -> str | None:
-    """Judge modules that must return x + table[:n]: None when every output is right, else the named
-    mistake (one of ADDITION_VARIANTS) or the first difference, with the call that showed it."""
+    """Judge modules that must return x + table[:n] in x's dtype: None when every output is right, else the
+    named mistake (one of ADDITION_VARIANTS) or the first difference, with the call that showed it."""
     outputs, first_problem = [], None
     for context, record in zip(contexts, records):
         got, problem = None, None
         if record["error"]:
-            problem = f"raised {record['error']}"
+            problem = failure(record["outcome"])
         else:
-            got, problem = _output_array(record["output"])
+            got, problem = _output_array(record["output"], dtype=context["x"].dtype)
             expected = context["x"] + context["table"][: context["n"]]
             problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
         outputs.append(got)
@@ -296,7 +325,8 @@ def _learned_context(seed: int, index: int) -> dict:
 class LearnedModuleQuestion(ModuleQuestion):
     """``cls(max_len, d_model)`` adds a trainable (max_len, d_model) table to batch-first input."""
 
-    mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT) + tuple(ADDITION_VARIANTS)
+    mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT, WIDER_DTYPE,
+                                  LEARNED_FROM_ONE) + tuple(ADDITION_VARIANTS)
     n_contexts = len(LEARNED_PROBES) + 1
 
     def context(self, seed, index):
@@ -314,7 +344,7 @@ class LearnedModuleQuestion(ModuleQuestion):
         return [{"op": "structure", "target": module},
                 {"op": "assign", "target": module, "numel": context["max_len"] * context["d_model"],
                  "values": context["table"], "store": table},
-                call(tensor(context["x"]), target=module, store=output),
+                forward(context, index, store=output),
                 {"op": "backward", "output": output, "wrt": table}]
 
     def judge_records(self, contexts, records, seed):
@@ -346,6 +376,9 @@ def _learned_structure_problem(record: dict, context: dict) -> str | None:
             return f"{LEARNED_BUFFER} (`{table['name']}`)"
         if any(math.prod(shape) == numel for _, shape in structure["attributes"]):
             return LEARNED_ATTRIBUTE
+        one_more = (context["max_len"] + 1) * context["d_model"]
+        if any(math.prod(shape) == one_more for _, shape, _ in parameters):
+            return LEARNED_FROM_ONE
         return f"found no parameter with max_len * d_model = {numel} numbers: where is the table?"
     if not next(trainable for name, _, trainable in parameters if name == table["name"]):
         return LEARNED_FROZEN
@@ -382,7 +415,8 @@ class SinusoidalModuleQuestion(ModuleQuestion):
     again: a module that builds its table once and reads it from the buffer adds the new numbers.
     """
 
-    mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE, SIN_NO_BUFFER, SIN_BUFFER_UNUSED) + tuple(ADDITION_VARIANTS)
+    mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE, SIN_NO_BUFFER, SIN_BUFFER_UNUSED,
+                                  WIDER_DTYPE) + tuple(ADDITION_VARIANTS)
     n_contexts = len(SINUSOIDAL_PROBES) + 1
 
     def context(self, seed, index):
@@ -399,7 +433,7 @@ class SinusoidalModuleQuestion(ModuleQuestion):
         return [{"op": "structure", "target": module}, *super().after(context, index),
                 {"op": "assign", "target": module, "numel": context["max_len"] * context["d_model"],
                  "values": context["planted"], "store": f"buffer{index}"},
-                call(tensor(context["x"]), target=module)]
+                forward(context, index)]
 
     def judge_records(self, contexts, records, seed):
         for context, record in zip(contexts, records):
@@ -414,7 +448,7 @@ class SinusoidalModuleQuestion(ModuleQuestion):
             second = record["calls"][1]
             got, _ = _output_array(second["output"]) if second["error"] is None else (None, None)
             expected = context["x"] + context["planted"][: context["n"]]
-            if got is None or got.shape != expected.shape or not np.allclose(got, expected, atol=ATOL, rtol=0):
+            if got is None or got.shape != expected.shape or not within(got, expected):
                 return False, f"{SIN_BUFFER_UNUSED} (seen in {self.describe(context)})"
         return True, "correct"
 
@@ -492,23 +526,29 @@ class LayoutQuestion(Question):
         steps = []
         for index in range(len(LAYOUT_PROBES)):
             context = _layout_context(seed, index)
-            steps.append(call(tensor(context["x"]), tensor(context["table"]), batch_first=context["batch_first"]))
+            steps.append({**call(tensor(context["x"]), tensor(context["table"]), batch_first=context["batch_first"]),
+                          "check_inputs": True})
         return {"name": self.name, "steps": steps}
 
     def judge(self, data, seed=0):
         if len(data) != len(LAYOUT_PROBES):
             return False, TAMPERED
-        records = [{"error": o.error, "output": o.value if o.ok else None} for o in map(_outcome, data)]
+        outcomes = [_outcome(entry) for entry in data]
         contexts = [_layout_context(seed, i) for i in range(len(LAYOUT_PROBES))]
         outputs, first_problem = [], None
-        for context, record in zip(contexts, records):
+        for context, outcome in zip(contexts, outcomes):
             where = (f"{self.name}(x of shape {context['x'].shape}, table of shape {context['table'].shape}, "
                      f"batch_first={context['batch_first']})")
+            if outcome.error_type == TIME_LIMIT:
+                return False, f"{where} {failure(outcome)}"
+            changed = changed_inputs_message(where, ["x", "table"], outcome)
+            if changed:
+                return False, changed
             got, problem = None, None
-            if record["error"]:
-                problem = f"raised {record['error']}"
+            if not outcome.ok:
+                problem = failure(outcome)
             else:
-                got, problem = _output_array(record["output"])
+                got, problem = _output_array(outcome.value, who=self.name)
                 expected = add_positions(context["x"], context["table"], context["batch_first"])
                 problem = problem or (got is not None and _mismatch(got, expected, context["x"].shape))
             outputs.append(got)
@@ -593,21 +633,22 @@ class GuardQuestion(ModuleQuestion):
         module = f"module{index}"
         return [{"op": "assign", "target": module, "numel": context["max_len"] * context["d_model"],
                  "values": context["table"], "store": f"table{index}"},
-                call(tensor(context["x"]), target=module)]
+                forward(context, index)]
 
     def judge_records(self, contexts, records, seed):
         for context, record in zip(contexts, records):
             max_len, n = context["max_len"], context["n"]
             where = f"{self.name}(max_len={max_len}, ...) on a sequence of {n} tokens"
-            error, kind = record["error"], record["error_type"]
+            error = record["error"]
+            is_value_error = error is not None and "ValueError" in (record["outcome"].error_kinds or [])
             output = record["output"]
             shape = tuple(output.value.shape) if isinstance(output, TypedValue) and \
                 isinstance(output.value, np.ndarray) else None
             if n <= max_len:
-                if error and kind == "ValueError" and n == max_len:
+                if is_value_error and n == max_len:
                     return False, f"{GUARD_OFF_BY_ONE} ({where} raised {error})"
                 if error:
-                    return False, f"{where} raised {error}; sequences up to max_len tokens must work"
+                    return False, f"{where} {failure(record['outcome'])}; sequences up to max_len tokens must work"
                 if shape != context["x"].shape:
                     return False, f"{where} returned no tensor of the input's shape {context['x'].shape}"
                 problem = _within_limit_problem(output.value, record["table"], context)
@@ -616,12 +657,13 @@ class GuardQuestion(ModuleQuestion):
                 continue
             if error is None:
                 return False, f"{GUARD_SILENT} ({where})"
-            if kind != "ValueError":
+            if not is_value_error:
                 torch_own = any(phrase in error for phrase in ("index out of range in self", "must match the size"))
                 origin = ", an error from deep inside torch that does not say what the limit is" if torch_own else ""
                 return False, f"{GUARD_TYPE} ({where} raised {error}{origin})"
-            if not any(str(number) in error for number in (max_len, max_len - 1)):
-                return False, f"{GUARD_LIMIT} = {max_len} ({where} raised '{error}')"
+            said = error.partition(": ")[2]
+            if not re.search(rf"(?<!\d){max_len}(?!\d)", said):
+                return False, f"{GUARD_LIMIT} ({where}: max_len is {max_len}, and the message says '{said}')"
         return True, "correct"
 
 
@@ -632,9 +674,9 @@ def _within_limit_problem(output: np.ndarray, table: dict | None, context: dict)
         return ("the module holds no trainable table of max_len * d_model numbers: it must inherit the one of "
                 "your LearnedPositionalEmbedding (question 1)")
     got = np.asarray(output, dtype=np.float64)
-    if np.allclose(got, x + context["table"][: context["n"]], atol=ATOL, rtol=0):
+    if within(got, x + context["table"][: context["n"]]):
         return None
-    if np.allclose(got, x, atol=ATOL, rtol=0):
+    if within(got, x):
         return GUARD_PASSTHROUGH
     return ("within max_len the output is not what LearnedPositionalEmbedding gives, x + table[:n]: let the "
             "parent class do the work with super().forward(x)")
@@ -682,11 +724,11 @@ EXTRAPOLATION_OPTIONS = {
          "soon after L",
     "b": "defined is not the same as useful: nothing in training tells the model what to do with the "
          "encodings of positions it never saw, so it must be measured, and in the chapter it fails soon after L",
-    "c": "whether it raises depends on the code, not on the encoding: a module that stores max_len rows (your "
-         "SinusoidalEncoding of question 2, like the worked solution) raises past them, but those rows can be "
-         "computed for any length without training, as the chapter's module does; a learned table has nothing "
-         "to compute past its last row, max_len - 1. And the question is about positions past train_length, "
-         "which can lie well inside max_len",
+    "c": "whether it raises depends on the code, not on the encoding: a module that stores max_len rows (such as "
+         "your SinusoidalEncoding of question 2) raises past them, but those rows can be computed for any length "
+         "without training, as the chapter's module does; a learned table has nothing to compute past its last "
+         "row, max_len - 1. And the question is about positions past train_length, which can lie well inside "
+         "max_len",
     "d": "the rows of a learned table past L get no gradient at all: they keep their random initial values, "
          "so they tell the model nothing about those positions",
 }

@@ -20,13 +20,15 @@ from posenc.exercises.framework import (
     FindTheBugQuestion,
     FunctionQuestion,
     Mistake,
-    TypedValue,
     ValueQuestion,
+    array_of,
     as_number,
     distinct_digits,
+    furthest_outside,
     is_set,
     kind_of,
     short,
+    within,
 )
 from posenc.lib.relative import alibi_slopes as _alibi_slopes
 from posenc.lib.relative import clipped_index, relative_positions
@@ -37,11 +39,10 @@ from posenc.lib.relative import t5_bucket as _t5_bucket
 
 
 def _as_array(got, what: str) -> tuple[np.ndarray | None, str | None]:
-    """A student's return value as a numpy array, or a sentence saying why it is not one."""
-    if isinstance(got, TypedValue) and got.type_name == "torch.Tensor":
-        return np.asarray(got.value), None               # a tensor is as good as an array here
-    if isinstance(got, np.ndarray):
-        return got, None
+    """A student's return value as a numpy array (a tensor is as good as an array: the rule for tensors), or a
+    sentence saying why it is not one."""
+    if array_of(got) is not None:
+        return array_of(got), None
     if isinstance(got, (list, tuple)):
         return None, f"the {what} is {kind_of(got)}; return a numpy array"
     return None, f"the {what} is {kind_of(got)}, not a numpy array"
@@ -297,14 +298,14 @@ def _compare_slopes(got, expected, args):
         return problem
     if array.shape != expected.shape:
         return f"the result has shape {array.shape}; expected {expected.shape}, one slope per head"
-    if not np.issubdtype(array.dtype, np.number) or not np.allclose(array.astype(np.float64), expected, rtol=1e-6):
-        head = int(np.argmax(~np.isclose(array.astype(np.float64), expected, rtol=1e-6))) if \
-            np.issubdtype(array.dtype, np.number) else 0
-        if not np.issubdtype(array.dtype, np.number):
-            return f"the slopes have dtype {array.dtype}; expected numbers"
-        shown_expected, shown_got = distinct_digits(float(expected[head]), float(array[head]))
-        return f"head {head + 1} (of {args[0]}) has slope {shown_got}, expected {shown_expected}"
-    return None
+    if not np.issubdtype(array.dtype, np.number):
+        return f"the slopes have dtype {array.dtype}; expected numbers"
+    outside = furthest_outside(array, expected)
+    if outside is None:
+        return None
+    (head,) = outside
+    shown_expected, shown_got = distinct_digits(float(expected[head]), float(array[head]))
+    return f"head {head + 1} (of {args[0]}) has slope {shown_got}, expected {shown_expected}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -385,9 +386,10 @@ def _compare_bias(got, expected, args):
         return f"the bias has shape {array.shape}; expected {expected.shape}{hint}"
     if not np.issubdtype(array.dtype, np.number):
         return f"the bias has dtype {array.dtype}; expected numbers"
-    if np.allclose(array.astype(np.float64), expected):
+    outside = furthest_outside(array, expected)
+    if outside is None:
         return None
-    h, i, j = (int(x) for x in np.unravel_index(int(np.argmax(~np.isclose(array, expected))), expected.shape))
+    h, i, j = outside
     hint = ""
     if np.all(np.isin(np.round(array[h], 6), np.round(args[0][:, h], 6))):
         hint = ("; every entry is a value of the table, so the bucket is wrong (your t5_bias_matrix was run with a "
@@ -597,7 +599,7 @@ def _compare_logits(got, expected, args):
         return problem
     if array.shape != expected.shape:
         return f"the logits have shape {array.shape}; expected {expected.shape}"
-    if not np.issubdtype(array.dtype, np.number) or not np.allclose(array.astype(np.float64), expected, atol=1e-8):
+    if not np.issubdtype(array.dtype, np.number) or not within(array, expected):
         return "the logits still differ from Shaw's e_ij = q_i . (k_j + a^K_clip(j - i)) / sqrt(d): keep looking"
     return None
 
@@ -607,16 +609,17 @@ def _compare_logits(got, expected, args):
 EXERCISES = ExerciseSet("ch05", "Position inside attention: relative biases", [
     FunctionQuestion(qid="q1", title="T5's bucket of an offset", name="t5_bucket", points=3,
                      probes=_t5_probes, reference=t5_bucket, mistakes=T5_MISTAKES, compare=_compare_buckets,
-                     describe_args=_describe_offsets, inputs_unchanged=True),
+                     describe_args=_describe_offsets),
     FunctionQuestion(qid="q2", title="ALiBi's slopes for any number of heads", name="alibi_slopes", points=2,
                      probes=_slopes_probes, reference=alibi_slopes, mistakes=SLOPES_MISTAKES,
                      compare=_compare_slopes, describe_args=lambda a: f"n_heads={a[0]}"),
     FunctionQuestion(qid="q3", title="T5's bias matrix from its table", name="t5_bias_matrix", points=2,
                      probes=_bias_probes, reference=t5_bias_matrix, mistakes=BIAS_MISTAKES, compare=_compare_bias,
                      describe_args=_describe_bias_args, stand_ins={"t5_bucket": T5_STAND_IN},
-                     error_hint=lambda args: (" (an index out of bounds here means a bucket beyond the table's last "
-                                              "row: the number of buckets is table.shape[0], t5_bucket's third "
-                                              "argument)")),
+                     error_hint=lambda args, error: (" (an index beyond the table's last row, or t5_bucket refusing "
+                                                     "its arguments, means they are off: the number of buckets is "
+                                                     "table.shape[0], t5_bucket's third argument, and max_distance "
+                                                     "its fourth)" if error in ("IndexError", "ValueError") else "")),
     FunctionQuestion(qid="q4", title="Shaw's clipped index matrix", name="shaw_index", points=2,
                      probes=_index_probes, reference=shaw_index, mistakes=INDEX_MISTAKES, compare=_compare_index,
                      describe_args=lambda a: f"n_queries={a[0]}, n_keys={a[1]}, max_distance={a[2]}"),

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from posenc.exercises.framework import ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake
+from posenc.exercises.framework import ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, compare_number
 from posenc.experiments import ch08
 from posenc.experiments.results import RESULTS_DIR, load_results
 from posenc.experiments.summaries import LABELS
@@ -57,12 +57,9 @@ def _compare_pair(got, expected, args):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         return "return a pair (bits_per_character, perplexity)"
     for value, right, what in zip(got, expected, ("bits per character", "perplexity")):
-        if isinstance(value, np.ndarray) and value.size == 1:
-            value = value.item()
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-            return f"the {what} should be a number, got {type(value).__name__}"
-        if not math.isclose(float(value), right, rel_tol=1e-9, abs_tol=1e-12):
-            return f"the {what} is {float(value):.10g}; expected {right:.10g}"
+        problem = compare_number(value, right, what=what)
+        if problem:
+            return problem
     return None
 
 
@@ -160,13 +157,10 @@ SLIDING_MISTAKES = [
 
 
 def _compare_mean(got, expected, args):
-    if isinstance(got, np.ndarray) and got.size == 1:
-        got = got.item()
-    if isinstance(got, bool) or not isinstance(got, (int, float, np.floating)):
-        return f"return one number (the mean cross-entropy in nats), got {type(got).__name__}"
-    if not math.isclose(float(got), expected, rel_tol=1e-9):
-        return f"expected {expected:.9f}, got {float(got):.9f}"
-    return None
+    problem = compare_number(got, expected)
+    if problem and problem.startswith("expected a number"):
+        return f"return one number (the mean cross-entropy in nats), {problem.removeprefix('expected a number, ')}"
+    return problem
 
 
 def _describe_table(args):
@@ -229,6 +223,15 @@ def _figure_options() -> dict:
     }
 
 
+FIGURE_IDEAS = {
+    "a": "the sinusoidal row at L and at 8L",
+    "b": "how much rotary and ALiBi each rise from L to 8L",
+    "c": "how far the figure's lengths reach",
+    "d": "what the chapter's models read, and how large they are, next to the paper's",
+    "e": "which rows of a learned table ever receive a gradient",
+}
+
+
 DEPLOY_METHODS = {"a": "learned", "b": "sinusoidal", "c": "alibi", "d": "rope", "e": "shaw", "f": "t5"}
 
 
@@ -261,7 +264,7 @@ def _deploy_options() -> dict:
         "e": f"Shaw's vectors read {numbers('shaw')}: every offset past its clipping distance shares one vector, "
              "which training reached, since the clipping distance is shorter than L",
         "f": f"T5's bias reads {numbers('t5')}: offsets between L and its max_distance fall in buckets that "
-             "training never reached",
+             "training never reached, part of the reason it rises past L",
     }
     return {letter: (DEPLOY_METHODS[letter] == best, reasons[letter]) for letter in reasons}
 
@@ -281,7 +284,7 @@ EXERCISES = ExerciseSet("ch08", "Position on real text", [
                      probes=_sliding_probes, reference=sliding_mean, mistakes=SLIDING_MISTAKES,
                      compare=_compare_mean, describe_args=_describe_table),
     ChoiceQuestion.from_statements(FIGURE_OPTIONS, qid="q4", title="Reading the figure",
-                                   name="figure_statements", points=2),
-    ChoiceQuestion.from_statements(DEPLOY_OPTIONS, qid="q5", title="Which method for long files",
-                                   name="deploy_choice", points=1, single=True),
+                                   name="figure_statements", points=2, ideas=FIGURE_IDEAS),
+    ChoiceQuestion.from_statements(DEPLOY_OPTIONS, ("the method to use", "not the best choice"), qid="q5",
+                                   title="Which method for long files", name="deploy_choice", points=1, single=True),
 ])

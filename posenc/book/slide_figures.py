@@ -1,0 +1,364 @@
+"""Every figure of a chapter drawn a second time for its slide, in the same execution.
+
+A chapter's figure is drawn for the page (about 6 to 11 inches wide, 10-point labels). On a slide the same
+picture must fill most of a 1280 x 720 slide at 16:9, with labels no smaller than the slide's body text. So,
+in a book build (``posenc.book.execute`` sets ``POSENC_BOOK_BUILD=1``), ``posenc.setup_notebook()`` adds one
+more format to every matplotlib figure the notebook shows: beside the page's ``image/png``, the output
+carries ``SLIDE_FIGURE_MIME``, a JSON record with
+
+* ``png``: a copy of the figure redrawn on a 16:9 canvas (``CANVAS`` inches at ``DPI``) with every text at
+  least ``MIN_FONT_PT`` points, laid out again by matplotlib's constrained layout;
+* ``min_font``: the smallest text's height as a fraction of the image's height (the browser tests turn it
+  into pixels at the size the slide shows the image, and compare it with the body text);
+* ``overlaps`` and ``page_overlaps``: the texts that collide (tick labels over tick labels, a label over a
+  title...) on the slide's canvas and on the page's figure.
+
+myst-nb shows the page's PNG and ignores the unknown type, so the chapter's page does not change, and the
+slide deck (``posenc.book.slides``) takes its figure from the very execution the page shows: nothing is
+executed twice. Outside a book build (Jupyter, Colab) nothing is added.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import itertools
+import math
+import os
+import re
+import pickle
+import warnings
+
+__all__ = ["CANVAS", "DPI", "MIN_FONT_PT", "SLIDE_FIGURE_MIME", "install", "slide_figure", "text_overlaps"]
+
+SLIDE_FIGURE_MIME = "application/vnd.posenc.slide-figure+json"
+CANVAS = (8.0, 4.5)             # inches, 16:9
+DPI = 160                       # 1280 x 720 pixels
+# The slide's body text is 28 px; a figure slide shows the image at least about 560 px high, where a text of
+# 16 points on a 4.5-inch canvas is 16 / 72 / 4.5 * 560 = 27.7 px.
+MIN_FONT_PT = 16.0
+PAGE_FONT_PT = 10.0             # the page's font size (posenc.book.style.use_course_style)
+
+
+def _texts(fig):
+    """The texts the figure draws: titles, labels, tick labels in view, legends, annotations."""
+    from matplotlib.text import Text
+
+    found = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis in ax._axis_map.values():
+            if not (ax.axison and axis.get_visible()):  # ax.axis("off") draws no ticks and no labels
+                continue
+            for tick in axis._update_ticks():          # the ticks inside the view, those drawn
+                found += [tick.label1, tick.label2]
+            found.append(axis.label)
+            if getattr(axis, "offsetText", None) is not None:
+                found.append(axis.offsetText)
+        found += [ax.title, ax._left_title, ax._right_title]
+        found += [t for t in ax.texts]
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            found += list(legend.get_texts()) + [legend.get_title()]
+    found += list(fig.texts)
+    for legend in fig.legends:
+        found += list(legend.get_texts()) + [legend.get_title()]
+    for attribute in ("_suptitle", "_supxlabel", "_supylabel"):
+        if getattr(fig, attribute, None) is not None:
+            found.append(getattr(fig, attribute))
+    unique, seen = [], set()
+    for text in found:
+        if isinstance(text, Text) and id(text) not in seen and text.get_visible() and text.get_text().strip():
+            seen.add(id(text))
+            unique.append(text)
+    return unique
+
+
+def _label(text) -> str:
+    return re.sub(r"\\mathdefault\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}", r"\1", text.get_text()).replace("\\times", "×")
+
+
+def _upright_size(text, renderer) -> tuple[float, float]:
+    """The width and height of a text's box before its rotation."""
+    angle = text.get_rotation()
+    text.set_rotation(0)
+    try:
+        box = text.get_window_extent(renderer)
+    finally:
+        text.set_rotation(angle)
+    return box.width, box.height
+
+
+def _corners(text, box, renderer):
+    """The four corners of a text's own (possibly rotated) rectangle, around the centre of its box."""
+    angle = math.radians(text.get_rotation())
+    if angle % (math.pi / 2) == 0:
+        return [(box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1)]
+    width, height = _upright_size(text, renderer)
+    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+    cos, sin = math.cos(angle), math.sin(angle)
+    return [(cx + dx * cos - dy * sin, cy + dx * sin + dy * cos)
+            for dx, dy in ((-width / 2, -height / 2), (width / 2, -height / 2), (width / 2, height / 2),
+                           (-width / 2, height / 2))]
+
+
+def _collide(a, box_a, b, box_b, renderer, slack: float) -> bool:
+    """Whether two texts' rectangles overlap by more than ``slack`` pixels (separating axes: rectangles that
+    do not overlap have an axis, one of their edges' normals, on which their shadows are apart)."""
+    dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+    dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+    if dx <= slack or dy <= slack:
+        return False
+    corners = [_corners(a, box_a, renderer), _corners(b, box_b, renderer)]
+    for polygon in corners:
+        for (x0, y0), (x1, y1) in zip(polygon, polygon[1:] + polygon[:1]):
+            length = math.hypot(x1 - x0, y1 - y0) or 1.0
+            normal = ((y0 - y1) / length, (x1 - x0) / length)
+            shadows = [[x * normal[0] + y * normal[1] for x, y in points] for points in corners]
+            depth = min(max(shadows[0]), max(shadows[1])) - max(min(shadows[0]), min(shadows[1]))
+            if depth <= slack:
+                return False
+    return True
+
+
+def text_overlaps(fig, slack: float = 3.0, draw: bool = True, edges: bool = True) -> list[str]:
+    """Pairs of texts that overlap by more than ``slack`` pixels, and texts cut off by the figure's edge
+    (``edges``), in words. The figure is drawn
+    first (``draw``): after the inline backend's print with ``bbox_inches="tight"`` the axis labels still
+    sit where that print put them, so reading them without a fresh draw finds collisions that are not there."""
+    if draw:
+        fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(text, text.get_window_extent(renderer)) for text in _texts(fig)]
+    width, height = fig.canvas.get_width_height(physical=True)
+    problems = []
+    for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
+        if _collide(a, box_a, b, box_b, renderer, slack):
+            problems.append(f"{_label(a)!r} overlaps {_label(b)!r}")
+    for text, box in boxes if edges else []:
+        if box.x0 < -slack or box.y0 < -slack or box.x1 > width + slack or box.y1 > height + slack:
+            problems.append(f"{_label(text)!r} is cut off by the figure's edge")
+    return sorted(set(problems))
+
+
+def _enlarge_texts(fig) -> None:
+    """Every text at least MIN_FONT_PT, the others scaled as the page's default font is."""
+    scale = MIN_FONT_PT / PAGE_FONT_PT
+    texts = _texts(fig)                 # first: it makes the tick objects the view needs
+    tick_labels = set()
+    for ax in fig.axes:
+        for axis in ax._axis_map.values():
+            for which, ticks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
+                if ticks:
+                    size = ticks[0].label1.get_fontsize()
+                    axis.set_tick_params(which=which, labelsize=max(MIN_FONT_PT, size * scale))
+                    tick_labels.update(id(label) for tick in ticks for label in (tick.label1, tick.label2))
+    for text in texts:
+        if id(text) not in tick_labels:
+            text.set_fontsize(max(MIN_FONT_PT, text.get_fontsize() * scale))
+
+
+def _wrap(content: str, characters: int) -> str:
+    """Lines of at most about ``characters`` characters, broken at spaces outside $...$ (mathtext); a text
+    that has lines already has each of them broken."""
+    lines = []
+    for paragraph in content.split("\n"):
+        line = ""
+        for word in re.findall(r"(?:\$[^$]*\$|[^\s$])+", paragraph):
+            if line and len(line) + 1 + len(word) > characters:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _long_titles(fig, renderer, room_of):
+    """(text, its content, its width, the room) for every title and x label wider than ``room_of(axes)``."""
+    for ax in fig.axes:
+        room = room_of(ax)
+        for text in (ax.title, ax.xaxis.label):
+            content = text.get_text()
+            if room is not None and content.strip() and " " in content:
+                width = text.get_window_extent(renderer).width
+                if width > room:
+                    yield text, content, width, room
+
+
+def _wrap_titles(fig, renderer, room_of) -> bool:
+    changed = False
+    for text, content, width, room in list(_long_titles(fig, renderer, room_of)):
+        longest = max(len(line) for line in content.split("\n"))
+        wrapped = _wrap(content, max(8, int(longest * room / width)))
+        changed |= wrapped != content
+        text.set_text(wrapped)
+    return changed
+
+
+def _estimated_room(fig, share: float = 0.6):
+    """The room of an axes' title or legend before any layout: a share of the canvas by its grid columns."""
+    def room(ax):
+        spec = ax.get_subplotspec()
+        if spec is None:
+            return None
+        columns = spec.get_gridspec().get_geometry()[1]
+        return share * fig.bbox.width * len(range(spec.colspan.start, spec.colspan.stop)) / columns
+    return room
+
+
+def _slant_for(labels, renderer) -> float:
+    """The angle (degrees, a multiple of 15 from 30) at which neighbouring tick labels no longer touch: a label
+    of height h slanted by theta between ticks d apart clears the next one when d sin(theta) > h."""
+    boxes = [label.get_window_extent(renderer) for label in labels]
+    if not any(min(a.x1, b.x1) - max(a.x0, b.x0) > 0 for a, b in zip(boxes, boxes[1:])):
+        return 0.0
+    spacing = min(((b.x0 + b.x1) - (a.x0 + a.x1)) / 2 for a, b in zip(boxes, boxes[1:]))
+    height = max(_upright_size(label, renderer)[1] for label in labels)
+    needed = math.degrees(math.asin(min(1.0, 1.15 * height / max(spacing, 1e-9))))
+    return min(90.0, max(30.0, 15 * math.ceil(needed / 15)))
+
+
+def _with_columns(ax, legend, columns: int):
+    """The axes' legend made again with fewer columns (a legend lays out its columns once, when made)."""
+    texts = legend.get_texts()
+    return ax.legend(handles=legend.legend_handles, labels=[text.get_text() for text in texts], loc=legend._loc,
+                     bbox_to_anchor=legend._bbox_to_anchor, ncols=columns, frameon=legend.get_frame_on(),
+                     fontsize=texts[0].get_fontsize() if texts else None,
+                     title=legend.get_title().get_text() or None)
+
+
+def _narrow_legends(fig, renderer, room_of) -> bool:
+    """A legend wider than its axes' room gets fewer columns, down to one."""
+    changed = False
+    for ax in fig.axes:
+        legend, room = ax.get_legend(), room_of(ax)
+        while legend is not None and room is not None and legend._ncols > 1 \
+                and legend.get_window_extent(renderer).width > room:
+            legend = _with_columns(ax, legend, max(1, legend._ncols // 2))
+            changed = True
+    return changed
+
+
+def _move_a_crowding_legend(fig) -> bool:
+    """The legend of a one-panel figure that covers much of its axes on the slide (its texts grew, its axes
+    shrank) moves to the right of the axes: a 16:9 slide has width to spare, not height. (With several panels
+    the room it takes comes out of every panel, so such legends stay where the chapter put them.)"""
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    legends = [(ax, ax.get_legend()) for ax in panels if ax.get_legend() is not None]
+    if len(panels) != 1 or len(legends) != 1 or fig.legends:
+        return False
+    ax, legend = legends[0]
+    box, axes_box = legend.get_window_extent(renderer), ax.bbox
+    if box.width * box.height <= 0.3 * axes_box.width * axes_box.height:
+        return False
+    handles, labels = legend.legend_handles, [text.get_text() for text in legend.get_texts()]
+    size = legend.get_texts()[0].get_fontsize() if labels else None
+    legend.remove()
+    fig.legend(handles=handles, labels=labels, loc="outside right upper", fontsize=size, frameon=False)
+    return True
+
+
+def _repair(fig) -> bool:
+    """After a first drawing on the slide's canvas: slant x tick labels that run into each other, give a
+    legend wider than its axes fewer columns, and wrap titles and x labels wider than their axes. True when
+    anything changed (the figure is then drawn again)."""
+    renderer = fig.canvas.get_renderer()
+    changed = _wrap_titles(fig, renderer, lambda ax: 0.98 * ax.get_window_extent(renderer).width)
+    for ax in fig.axes:
+        labels = [tick.label1 for tick in ax.xaxis._update_ticks() if tick.label1.get_visible()
+                  and tick.label1.get_text().strip()]
+        slant = _slant_for(labels, renderer) if labels and labels[0].get_rotation() == 0 else 0.0
+        if slant:
+            ax.tick_params(axis="x", labelrotation=slant)
+            for tick in ax.xaxis.get_major_ticks():
+                tick.label1.set_horizontalalignment("right")
+                tick.label1.set_rotation_mode("anchor")
+            changed = True
+    changed |= _narrow_legends(fig, renderer, lambda ax: ax.get_window_extent(renderer).width)
+    return changed
+
+
+def slide_figure(fig) -> dict:
+    """The record of ``SLIDE_FIGURE_MIME`` for a figure."""
+    page_overlaps = text_overlaps(fig, edges=False)      # the page's PNG is cropped to its content
+    copy = pickle.loads(pickle.dumps(fig))          # the page's figure stays as it is
+    import matplotlib.pyplot as plt
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    def draw() -> io.BytesIO:
+        buffer = io.BytesIO()
+        copy.savefig(buffer, format="png", dpi=DPI, facecolor="white")
+        return buffer
+
+    try:
+        copy.set_dpi(DPI)
+        copy.set_size_inches(*CANVAS)
+        if not isinstance(copy.get_layout_engine(), ConstrainedLayoutEngine):
+            copy.set_layout_engine("constrained")
+        _enlarge_texts(copy)
+        _wrap_titles(copy, copy.canvas.get_renderer(), _estimated_room(copy))
+        _narrow_legends(copy, copy.canvas.get_renderer(), _estimated_room(copy, share=0.8))
+        buffer = draw()
+        overlaps = text_overlaps(copy, draw=False)            # as just drawn, at the canvas's own size
+        changed = _move_a_crowding_legend(copy)
+        if overlaps or changed:
+            changed |= _repair(copy)
+        if changed:
+            buffer = draw()
+            overlaps = text_overlaps(copy, draw=False)
+        smallest = min((text.get_fontsize() for text in _texts(copy)), default=MIN_FONT_PT)
+    finally:
+        plt.close(copy)
+    return {"png": base64.b64encode(buffer.getvalue()).decode("ascii"),
+            "width": round(CANVAS[0] * DPI), "height": round(CANVAS[1] * DPI),
+            "min_font": smallest / 72 / CANVAS[1],
+            "overlaps": overlaps, "page_overlaps": page_overlaps}
+
+
+def _formatter_class():
+    from IPython.core.formatters import BaseFormatter
+    from traitlets import Unicode
+
+    class SlideFigureFormatter(BaseFormatter):
+        """Formats every matplotlib figure, whatever the inline backend registers (it clears the figure
+        printers of all formatters when pyplot is first imported, after ``setup_notebook``)."""
+
+        format_type = Unicode(SLIDE_FIGURE_MIME)
+        _return_type = dict
+
+        def __call__(self, obj):
+            from matplotlib.figure import Figure
+
+            if not self.enabled or not isinstance(obj, Figure):
+                return None
+            try:
+                with warnings.catch_warnings():           # nothing of the slide's drawing reaches the page
+                    warnings.simplefilter("ignore")
+                    return slide_figure(obj)
+            except Exception as exc:  # noqa: BLE001 - the page must not change; the deck build reports it
+                return {"error": f"{type(exc).__name__}: {exc}"}
+
+    return SlideFigureFormatter
+
+
+def install(shell=None) -> bool:
+    """In a book build, make every matplotlib figure the kernel shows carry its slide version too."""
+    from posenc.book.style import BOOK_BUILD_VARIABLE
+
+    if os.environ.get(BOOK_BUILD_VARIABLE) != "1":
+        return False
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        shell = get_ipython()
+    if shell is None or not hasattr(shell, "display_formatter"):
+        return False
+    formatters = shell.display_formatter.formatters
+    if SLIDE_FIGURE_MIME not in formatters:
+        formatters[SLIDE_FIGURE_MIME] = _formatter_class()(parent=shell.display_formatter)
+    return True

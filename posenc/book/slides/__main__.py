@@ -1,0 +1,5 @@
+import sys
+
+from posenc.book.slides.build import main
+
+sys.exit(main())
