@@ -23,6 +23,7 @@ from posenc.lib.attention import (
     causal_mask,
     make_position,
 )
+from posenc.lib.extension import yarn_frequencies
 from posenc.lib.models import (
     TinyTransformer,
     TrainConfig,
@@ -301,6 +302,9 @@ def test_extensions_switch_on_at_test_time():
     plain_yarn.position.logit_scale = 1.0
     temperature = (0.1 * math.log(4.0) + 1) ** 2
     torch.testing.assert_close(yarn.attention_logits(tokens).tril(), temperature * plain_yarn.attention_logits(tokens).tril())
+    code = extended_copy(model, "yarn", 4.0, train_length=8, ramp="code")
+    torch.testing.assert_close(code.position.omega, yarn_frequencies(code.position.d_rot, 4.0, 8, ramp="code"))
+    assert code.position.logit_scale == yarn.position.logit_scale
     ntk = extended_copy(model, "ntk", 4.0)
     assert ntk.position.omega[-1].item() == pytest.approx(model.position.omega[-1].item() / 4)
     assert model.position.extension == "none" and model.position.position_scale == 1.0     # left alone

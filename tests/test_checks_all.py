@@ -57,7 +57,7 @@ def test_inline_check_prints_one_line(set_id, capsys):
 
 
 def test_every_set_has_four_to_eight_questions_two_of_them_about_understanding():
-    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10")
+    assert SET_IDS == ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10")
     for set_id in SET_IDS:
         questions = load_set(set_id).questions
         assert 4 <= len(questions) <= 8, set_id
@@ -269,3 +269,41 @@ def test_every_question_given_arrays_checks_and_says_that_they_stay_unchanged(se
                  and _receives_arrays({"steps": [s]})]
         assert all(step.get("check_inputs") for step in calls), (set_id, question.qid)
         assert "unchanged" in texts[question.qid], (set_id, question.qid)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Messages name the student's parameters: a question's reference has the parameters its text asks for
+
+
+@pytest.mark.parametrize("set_id", SET_IDS)
+def test_each_function_question_names_the_parameters_the_student_writes(set_id):
+    """A message about an input ("changed its input `positions` in place") takes the input's name from the
+    reference's signature: it must be the name the solution (and the question's stub) uses."""
+    import inspect
+
+    solution = copy_namespace(set_id, "solution")
+    for question in load_set(set_id).questions:
+        if not hasattr(question, "parameter_names") or not inspect.isfunction(solution.get(question.name)):
+            continue
+        written = list(inspect.signature(solution[question.name]).parameters)
+        assert question.parameter_names()[:len(written)] == written, (set_id, question.qid)
+
+
+@pytest.mark.parametrize("set_id", SET_IDS)
+def test_choice_hints_name_sections_that_exist(set_id):
+    """Where several letters are right, a wrong answer is sent to the table or to a chapter's section (never
+    told the statement's crux): every section a hint names is a heading of that chapter's notebook."""
+    import json
+    import re
+
+    from tests.conftest import ROOT
+
+    headings = {}
+    for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"):
+        cells = json.loads(path.read_text())["cells"]
+        headings[int(path.name[:2])] = [line.lstrip("#").strip() for cell in cells if cell["cell_type"] == "markdown"
+                                        for line in "".join(cell["source"]).splitlines() if line.startswith("#")]
+    for question in load_set(set_id).questions:
+        for letter, idea in getattr(question, "ideas", {}).items():
+            for chapter in map(int, re.findall(r"chapter (\d+)", idea)):
+                assert any(title and title in idea for title in headings[chapter][1:]), (set_id, question.qid, letter)

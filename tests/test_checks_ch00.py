@@ -125,13 +125,15 @@ def equivariance_gap(attention, x, perm):
         "transposed": (mask("np.tril(np.ones((n_tokens, n_tokens), dtype=bool), k=-1)"), "transposed"),
         "allowed entries": (mask("np.tril(np.ones((n_tokens, n_tokens))) == 1"), "allowed entries"),
         "floats": (mask("np.triu(np.ones((n_tokens, n_tokens)), k=1)"), "dtype"),
+        "torch floats": ("import torch\ndef causal_mask(n_tokens):\n    return torch.ones(n_tokens, n_tokens).triu(1)",
+                         "the dtype is float32; return booleans"),
     },
     "q4": {
         "mean-pooling left out": ('order_blind = "ad"', "not yet: at least one letter is wrong or missing"),
-        "position-wise layer left out": ('order_blind = "ac"', "whether a layer that sees one row at a time"),
-        "causal mask chosen": ('order_blind = "abcd"', "which tokens token t may see under a causal mask"),
+        "position-wise layer left out": ('order_blind = "ac"', "(d) chapter 0, \"Multi-head attention is no different\""),
+        "causal mask chosen": ('order_blind = "abcd"', "(b) chapter 0, \"What a causal mask changes\""),
         "encodings chosen": ('order_blind = "acde"', "does not say which"),
-        "attention left out": ('order_blind = "cd"', "What each one turns on"),
+        "attention left out": ('order_blind = "cd"', "Where to look again: (a) chapter 0"),
         "several misjudged": ('order_blind = "ab"', "not yet"),
         "unknown option": ('order_blind = "acdz"', "no option z"),
         "not a string": ("order_blind = 3", "should be a string"),
@@ -144,6 +146,8 @@ def equivariance_gap(attention, x, perm):
         "all weight on it": ("first_token_weights = [1] * 6", "only a share"),
         "five numbers": ("first_token_weights = [1, 1 / 2, 1 / 3, 1 / 4, 1 / 5]", "expected 6"),
         "a single number": ("first_token_weights = 1 / 6", "should hold 6 numbers"),
+        "a row of six": ("import numpy as np\nfirst_token_weights = np.array([[1, 1/2, 1/3, 1/4, 1/5, 1/6]])",
+                         "has shape (1, 6); expected (6,): give a flat list of 6 numbers"),
     },
     "q6": {
         "untouched": (HANDED_OUT, "the bug is still there"),
@@ -164,6 +168,18 @@ def equivariance_gap(attention, x, perm):
     scores = np.where(np.triu(np.ones(scores.shape, dtype=bool)), -np.inf, scores)
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))
     weights = weights / weights.sum(axis=1, keepdims=True)"""), "diagonal is hidden too"),
+        "repaired, the softmax unshifted": (CAUSAL.format(body="""
+    weights = np.exp(scores)
+    weights = np.where(future, 0.0, weights)
+    weights = weights / weights.sum(axis=1, keepdims=True)"""), "not numerically stable"),
+        "repaired, shifted by the global maximum": (CAUSAL.format(body="""
+    weights = np.exp(scores - scores.max())
+    weights = np.where(future, 0.0, weights)
+    weights = weights / weights.sum(axis=1, keepdims=True)"""), "largest score of the whole matrix"),
+        "masked first, shifted by the global maximum": (CAUSAL.format(body="""
+    scores = np.where(future, -np.inf, scores)
+    weights = np.exp(scores - scores.max())
+    weights = weights / weights.sum(axis=1, keepdims=True)"""), "largest score of the whole matrix"),
     },
 }
 
@@ -194,11 +210,17 @@ def self_attention(x, w_q, w_k, w_v):
     return weights @ (x @ w_v)
 """,
     },
+    "q3": {"torch booleans": "import torch\ndef causal_mask(n_tokens):\n"
+                             "    return torch.triu(torch.ones(n_tokens, n_tokens, dtype=torch.bool), diagonal=1)",
+           "torch booleans, made from floats": "import torch\ndef causal_mask(n_tokens):\n"
+                                               "    return torch.ones(n_tokens, n_tokens).triu(1).bool()"},
     "q4": {"any case and order": 'order_blind = "DCA"', "a list": 'order_blind = ["a", "c", "d"]',
            "with commas": 'order_blind = "a, c, d"'},
     "q5": {"an array": "import numpy as np\nfirst_token_weights = 1 / np.arange(1, 7)",
            "six decimals": "first_token_weights = [1, 0.5, 0.333333, 0.25, 0.2, 0.166667]",
-           "fractions": "from fractions import Fraction\nfirst_token_weights = tuple(Fraction(1, t + 1) for t in range(6))"},
+           "fractions": "from fractions import Fraction\nfirst_token_weights = tuple(Fraction(1, t + 1) for t in range(6))",
+           "an array of fractions": "import numpy as np\nfrom fractions import Fraction\n"
+                                    "first_token_weights = np.array([Fraction(1, t + 1) for t in range(6)])"},
     "q6": {
         "renormalised after masking": CAUSAL.format(body="""
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))

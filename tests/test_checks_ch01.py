@@ -4,6 +4,8 @@ checks' robustness."""
 
 import textwrap
 
+import pytest
+
 from posenc.exercises import load_set
 from posenc.exercises.framework import PASSED
 from tests.conftest import with_submission
@@ -196,6 +198,9 @@ def binary_encoding(n_positions, n_bits):
     pos = np.arange(n_positions)[:, None]
     return np.floor(pos / 2.0 ** np.arange(n_bits)) % 2
 """, "dtype"),
+        "torch floats": ("import torch\ndef binary_encoding(n_positions, n_bits):\n"
+                         "    return ((torch.arange(n_positions)[:, None] >> torch.arange(n_bits)) & 1).float()",
+                         "the bits are right but the dtype is float32"),
     },
     "q4": {
         "truncated, not rounded": ("""
@@ -343,7 +348,11 @@ RIGHT = {
 import numpy as np
 def binary_encoding(n_positions, n_bits):
     return ((np.arange(n_positions)[:, None] >> np.arange(n_bits)[None, :]) & 1).astype(bool)
-"""},
+""",
+           "torch integers": "import torch\ndef binary_encoding(n_positions, n_bits):\n"
+                             "    return (torch.arange(n_positions)[:, None] >> torch.arange(n_bits)) & 1",
+           "torch booleans": "import torch\ndef binary_encoding(n_positions, n_bits):\n"
+                             "    return ((torch.arange(n_positions)[:, None] >> torch.arange(n_bits)) & 1).bool()"},
     "q6": {"upper case": 'normalised_index_breaks = "B"'},
     "q7": {"an int": "row_squared_norm = 32", "computed": "import numpy as np\nrow_squared_norm = 64 / 2",
            # a number typed as a string is the number, as "B" and "(b)" are the letter in a choice
@@ -354,7 +363,30 @@ def binary_encoding(n_positions, n_bits):
 def test_q1_python_loop_passes_with_a_note_about_speed(solution):
     result = EXERCISES.question("q1").grade(with_submission(solution, LOOP))
     assert result.status == PASSED
-    assert "vectorised" in result.message or result.message == "correct"
+    assert "its time grows with the size of the work as a Python loop's does" in result.message, result.line()
+    assert "sinusoidal_encoding(n_positions=500, d_model=128) took" in result.message and "vectorised" in result.message
+
+
+TORCH_ENCODING = """
+import torch
+def sinusoidal_encoding(n_positions, d_model):
+    angles = torch.arange(n_positions, dtype=torch.float64)[:, None] * 10000.0 ** (
+        -2 * torch.arange((d_model + 1) // 2, dtype=torch.float64) / d_model)
+    pe = torch.zeros(n_positions, d_model, dtype=torch.float64)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(angles), torch.cos(angles[:, : d_model // 2])
+    return pe
+"""
+
+
+@pytest.mark.parametrize("slowdown", ["", "import time; time.sleep(0.06)",
+                                      "import time\n    end = time.thread_time() + 0.06\n"
+                                      "    while time.thread_time() < end: pass"])
+def test_q1_a_vectorised_answer_gets_no_note_however_slow_the_machine(solution, slowdown):
+    """The note reads how CPU time grows from 500 to 2000 positions: a busy machine (waiting, as a sleep) or a
+    fixed overhead (CPU time that does not grow) leaves a vectorised answer at "correct"."""
+    code = TORCH_ENCODING.replace("    angles =", f"    {slowdown}\n    angles =")
+    result = EXERCISES.question("q1").grade(with_submission(solution, code))
+    assert result.passed and result.message == "correct", result.line()
 
 
 def test_the_halves_layout_is_named_whatever_odd_widths_do(solution):

@@ -46,6 +46,13 @@ def projection_params(scheme, d_token, d_position, d_out):
 """, "return an int"),
     },
     "q2": {
+        "a round trip through the caller's x": ("""
+import numpy as np
+def concat_inputs(x, p):
+    x += 1
+    x -= 1
+    return np.concatenate([x, np.broadcast_to(p, x.shape[:-1] + p.shape[-1:])], axis=-1)
+""", "a rounding error's size: a round trip such as"),
         "sequence axis": ("""
 import numpy as np
 def concat_inputs(x, p):
@@ -105,7 +112,7 @@ def sum_of_projections(x, p, w):
 import numpy as np
 def sum_of_projections(x, p, w):
     return np.concatenate([x, p], axis=1) @ w
-""", "built the concatenation [x; p], which the question asks you to avoid"),
+""", "built the concatenation [x; p] or used all of w in one product, which the question asks you to avoid"),
         "concatenation built with hstack": ("""
 import numpy as np
 def sum_of_projections(x, p, w):
@@ -122,6 +129,35 @@ import numpy as np
 def sum_of_projections(x, p, w):
     return np.c_[x, np.broadcast_to(p, (x.shape[0], p.shape[1]))] @ w
 """, "built the concatenation"),
+        "concatenation filled into zeros": ("""
+import numpy as np
+def sum_of_projections(x, p, w):
+    n, d_x, d_p = x.shape[0], x.shape[1], p.shape[1]
+    z = np.zeros((n, d_x + d_p))
+    z[:, :d_x] = x
+    z[:, d_x:] = p
+    return z @ w
+""", "it multiplied all of `w` by one array at once"),
+        "concatenation as a sum of padded arrays": ("""
+import numpy as np
+def sum_of_projections(x, p, w):
+    d_x, d_p = x.shape[1], p.shape[1]
+    return (np.pad(x, ((0, 0), (0, d_p))) + np.pad(p, ((0, 0), (d_x, 0)))) @ w
+""", "it multiplied all of `w` by one array at once"),
+        "concatenation through np.dot": ("""
+import numpy as np
+def sum_of_projections(x, p, w):
+    z = np.zeros((x.shape[0], w.shape[0]))
+    z[:, :x.shape[1]], z[:, x.shape[1]:] = x, p
+    return np.dot(z, w)
+""", "used all of w in one product"),
+        "concatenation through einsum": ("""
+import numpy as np
+def sum_of_projections(x, p, w):
+    z = np.zeros((x.shape[0], w.shape[0]))
+    z[:, :x.shape[1]], z[:, x.shape[1]:] = x, p
+    return np.einsum("nd,do->no", z, w)
+""", "used all of w in one product"),
         "zeroes the caller's w": ("""
 def sum_of_projections(x, p, w):
     d_x = x.shape[1]
@@ -228,7 +264,12 @@ import math
 def scaled_inputs(tokens, table, pe):
     n = tokens.shape[-1]
     return math.sqrt(table.shape[1]) * table[tokens] + pe[:, :n]
-""", "not pe[:, :n]"),
+""", "add only its first n rows, pe[:n]"),
+        "the whole of pe": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    return math.sqrt(table.shape[1]) * table[tokens] + pe
+""", "add only its first n rows, pe[:n], with n = tokens.shape[-1] = 5"),
         "positions from 1": ("""
 import math
 def scaled_inputs(tokens, table, pe):
@@ -241,6 +282,15 @@ def scaled_inputs(tokens, table, pe):
     table *= math.sqrt(table.shape[1])
     return table[tokens] + pe[: tokens.shape[-1]]
 """, "changed its input `table` in place (every entry multiplied by"),
+        "scales the caller's table back": ("""
+import math
+def scaled_inputs(tokens, table, pe):
+    s = math.sqrt(table.shape[1])
+    table *= s
+    out = table[tokens] + pe[: tokens.shape[-1]]
+    table /= s
+    return out
+""", "a rounding error's size: a round trip such as"),
         "raises something else": ("""
 def scaled_inputs(tokens, table, pe):
     raise RuntimeError("not finished")
@@ -309,6 +359,15 @@ import torch
 def sum_of_projections(x, p, w):
     x, p, w = torch.from_numpy(x), torch.from_numpy(p), torch.from_numpy(w)
     return x @ w[: x.shape[1]] + p @ w[x.shape[1]:]
+""", "blocks by np.split, products by einsum": """
+import numpy as np
+def sum_of_projections(x, p, w):
+    w_x, w_p = np.split(w, [x.shape[1]])
+    return np.einsum("nd,do->no", x, w_x) + p.dot(w_p)
+""", "a copy of w, split": """
+def sum_of_projections(x, p, w):
+    w = w.copy()
+    return x @ w[: x.shape[1]] + p @ w[x.shape[1]:]
 """},
     "q4": {"float32": """
 import numpy as np
@@ -353,9 +412,10 @@ def test_q7_option_b_mentions_residual_connections():
 def test_q5_gives_the_hint_about_pe_rows_only_for_the_errors_it_explains(solution):
     code, _ = WRONG["q5"]["raises something else"]
     message = EXERCISES.question("q5").grade(with_submission(solution, code)).message
-    assert "RuntimeError" in message and "pe[:, :n]" not in message and "pe has shape" not in message
-    code, _ = WRONG["q5"]["pe[:, :n]"]
-    assert "not pe[:, :n]" in EXERCISES.question("q5").grade(with_submission(solution, code)).message
+    assert "RuntimeError" in message and "pe[:n]" not in message and "pe has shape" not in message
+    for name in ("pe[:, :n]", "the whole of pe"):       # the hint names no slice the answer did not write
+        message = EXERCISES.question("q5").grade(with_submission(solution, WRONG["q5"][name][0])).message
+        assert "first n rows, pe[:n]" in message and "not pe[:, :n]" not in message
 
 
 def test_q8_messages_keep_the_computation_back():

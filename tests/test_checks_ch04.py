@@ -123,6 +123,17 @@ Q1_WRONG = {
     def forward(self, x):
         return x + self.embedding(torch.arange(1, x.size(1) + 1))
 """, "positions start at 0"),
+    "padding_idx=0": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model, padding_idx=0)
+    def forward(self, x):
+        return x + self.embedding(torch.arange(x.size(1)))
+""", "that is nn.Embedding's padding_idx=0"),
+    "dropout, as in PyTorch's tutorial": (LEARNED_HEAD + """
+        self.embedding = nn.Embedding(max_len, d_model)
+        self.dropout = nn.Dropout(p=0.1)
+    def forward(self, x):
+        return self.dropout(x + self.embedding.weight[: x.size(1)])
+""", "that is dropout, which PyTorch's tutorial applies here"),
 }
 
 
@@ -156,6 +167,12 @@ Q2_RIGHT = {
 
 
 Q2_WRONG = {
+    "dropout, as in PyTorch's tutorial": (SINUSOIDAL_HEAD + """
+        self.dropout = nn.Dropout(p=0.1)
+        self.register_buffer("pe", posenc.sinusoidal_encoding_torch(max_len, d_model))
+    def forward(self, x):
+        return self.dropout(x + self.pe[: x.size(1)])
+""", "that is dropout"),
     "table as a parameter": (SINUSOIDAL_HEAD + """
         self.pe = nn.Parameter(posenc.sinusoidal_encoding_torch(max_len, d_model))
     def forward(self, x):

@@ -152,6 +152,12 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     return s * (1 + 3e-4)"""), ") has slope "),
     },
     "q3": {
+        "a round trip through the caller's table": (BIAS.format(body="""
+    table[0] += 1
+    table[0] -= 1
+    offsets = np.arange(n_keys)[None, :] - np.arange(n_queries)[:, None]
+    return np.transpose(table[t5_bucket(offsets, bidirectional, table.shape[0], max_distance)], (2, 0, 1))"""),
+                                                    "a rounding error's size: a round trip such as"),
         "i minus j": (BIAS.format(body="""
     offsets = np.arange(n_queries)[:, None] - np.arange(n_keys)[None, :]
     return np.transpose(table[t5_bucket(offsets, bidirectional, table.shape[0], max_distance)], (2, 0, 1))"""),

@@ -53,6 +53,17 @@ WRONG = {
         "a list": (PI.format("[p * train_length / target_length for p in positions]"), "not a numpy array"),
         "integer factor": (PI.format("np.asarray(positions) / (target_length // train_length)"),
                            "rounded to a whole number"),
+        "changes the caller's positions": ("import numpy as np\n"
+                                           "def interpolated_positions(positions, train_length, target_length):\n"
+                                           "    out = positions * train_length / target_length\n"
+                                           "    positions[0] = positions[0] + 1\n"
+                                           "    return out\n", "changed its input `positions` in place"),
+        "sorted": (PI.format("np.sort(positions) * train_length / target_length"), "wrong at index"),
+        "sorted in place": ("import numpy as np\n"
+                            "def interpolated_positions(positions, train_length, target_length):\n"
+                            "    positions.sort()\n"
+                            "    return positions * train_length / target_length\n",
+                            "changed its input `positions` in place"),
     },
     "q2": {
         "times s": (NTK.format("base * scale"), "multiplied by s"),
@@ -85,8 +96,9 @@ import numpy as np
 def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     omega = base ** (-2 * np.arange(d // 2) / d)
     pair = lambda turns: d * math.log(train_length / (turns * 2 * math.pi)) / (2 * math.log(base))
-    low, high = max(math.floor(pair(beta)), 0), min(math.ceil(pair(alpha)), d // 2 - 1)
-    ramp = np.clip((np.arange(d // 2) - low) / max(high - low, 0.001), 0, 1)
+    low, high = max(math.floor(pair(beta)), 0), min(math.ceil(pair(alpha)), d - 1)
+    high = high + 0.001 if high == low else high
+    ramp = np.clip((np.arange(d // 2) - low) / (high - low), 0, 1)
     return omega / scale * ramp + omega * (1 - ramp), (0.1 * math.log(scale) + 1) ** 2
 """, "a ramp linear in the pair index"),
         "log2 temperature": (yarn(logit="float((0.1 * np.log2(scale) + 1) ** 2)"), "not log2"),
@@ -94,9 +106,9 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     },
     "q4": {
         "everything": ("curve_statements = 'abcde'", "not yet: at least one letter is wrong or missing"),
-        "forgot c": ("curve_statements = 'a'", "what a causal model's prediction at position 40 depends on"),
+        "forgot c": ("curve_statements = 'a'", "(c) chapter 7, \"The benchmark\""),
         "believes d": ("curve_statements = 'acd'", "does not say which"),
-        "ranks methods": ("curve_statements = 'ace'", "which methods this table measures"),
+        "ranks methods": ("curve_statements = 'ace'", "(e) the table above, next to chapter 7's \"Past the training length\""),
         "unknown letter": ("curve_statements = 'af'", "no option f"),
         "a misspelt word": ("curve_statements = 'optoins a and c'", "is not an option letter"),
         "not a string": ("curve_statements = 3", "string of letters"),
@@ -105,7 +117,8 @@ def yarn_scaling(d, scale, train_length, base=10000.0, alpha=1.0, beta=32.0):
     "q5": {
         "learned": ("bet_local_sum = 'a'", "(a) not the best bet: a learned table has rows"),
         "sinusoidal": ("bet_local_sum = 'b'", "never seen in training"),
-        "rotary": ("bet_local_sum = 'd'", "2L and then fell"),
+        "rotary": ("bet_local_sum = 'd'", "on the benchmark's LocalMax task (the largest of the last 3 tokens) the "
+                                          "rotary runs held"),
         "nope": ("bet_local_sum = 'e'", "causal mask"),
         "two at once": ("bet_local_sum = 'cd'", "exactly one"),
     },
@@ -161,7 +174,9 @@ def test_q4_shows_the_measured_table_in_both_copies():
 
 
 RIGHT = {
-    "q1": {"float32": PI.format("np.asarray(positions, dtype=np.float32) * np.float32(train_length / target_length)")},
+    "q1": {"float32": PI.format("np.asarray(positions, dtype=np.float32) * np.float32(train_length / target_length)"),
+           "torch, float64": "import torch\n" + PI.format("torch.as_tensor(positions).double() * train_length / target_length"),
+           "torch, float32": "import torch\n" + PI.format("torch.as_tensor(positions).float() * train_length / target_length")},
     "q2": {"float32": "import numpy as np\ndef ntk_base(base, scale, d):\n"
                       "    return float(np.float32(base) * np.float32(scale) ** np.float32(d / (d - 2)))\n",
            "another order of operations": "import math\n" + NTK.format("base * math.exp(d / (d - 2) * math.log(scale))")},
@@ -179,6 +194,17 @@ RIGHT = {
 }
 
 
+def test_q5_says_its_numbers_are_the_benchmarks_localmax_not_the_new_task():
+    """The question is about a new task, LocalSum; the numbers each option quotes are the benchmark's on
+    LocalMax, and each sentence (a wrong pick shows one alone) says so."""
+    from posenc.exercises.checks import ch07
+
+    window = ch07.benchmark_results()[0].window
+    for letter, reason in EXERCISES.question("q5").options.items():
+        assert f"LocalMax task (the largest of the last {window} tokens)" in reason, letter
+        assert "local task" not in reason, letter
+
+
 def test_q5_names_the_offsets_never_seen_in_training():
     from posenc.exercises.checks import ch07
 
@@ -189,7 +215,7 @@ def test_q5_names_the_offsets_never_seen_in_training():
 
 
 def test_q4_e_feedback_says_what_the_benchmark_shows_and_the_file_bears_it_out():
-    """(e) is not supported by q4's table (rotary alone), and its feedback says that the chapter's benchmark
+    """(e) does not follow from q4's table (rotary alone), and its feedback says that the chapter's benchmark
     has T5 on the same task, with both numbers from results/ch07.json: every T5 seed above every rotary seed
     on positions 32..63."""
     from posenc.exercises.checks import ch07
@@ -199,7 +225,7 @@ def test_q4_e_feedback_says_what_the_benchmark_shows_and_the_file_bears_it_out()
     assert t5[1] > rope[2], (t5, rope)
     reason = EXERCISES.question("q4").options["e"]
     assert f"T5 reads positions 32..63 at {t5[0]:.2f} against rotary's {rope[0]:.2f}" in reason
-    assert "not supported" in reason and "other methods were not measured" not in reason
+    assert reason.startswith("does not follow") and "other methods were not measured" not in reason
 
 
 def test_the_notebook_imports_math():

@@ -65,6 +65,28 @@ def nonoverlapping_mean(losses, length):
     losses[:] = 0
     return mean
 """, "changed its input `losses` in place (every entry set to 0)"),
+        "nudges one of the caller's losses": ("""
+import numpy as np
+def nonoverlapping_mean(losses, length):
+    losses[0, 0] *= 1.0000001
+    t = np.arange(losses.shape[0])
+    return float(losses[t, t % length].mean())
+""", "(1 of its"),
+        "its own NotImplementedError on the path the check takes": ("""
+import numpy as np
+def nonoverlapping_mean(losses, length):
+    if losses.shape[0] > length:
+        raise NotImplementedError("multi-window not done yet")
+    return float(np.diagonal(losses).mean())
+""", "raised NotImplementedError: multi-window not done yet: your code's own NotImplementedError"),
+        "a round trip through the caller's losses": ("""
+import numpy as np
+def nonoverlapping_mean(losses, length):
+    losses += 1
+    losses -= 1
+    t = np.arange(losses.shape[0])
+    return float(losses[t, t % length].mean())
+""", "a rounding error's size: a round trip such as"),
     },
     "q3": {
         "every byte of every window": (SLIDING_LOOPS.format(first="0"), "counted several times"),
@@ -84,11 +106,11 @@ def sliding_mean(losses, length, stride):
 """, "changed its input `losses` in place"),
     },
     "q4": {
-        "the sinusoidal line only": ('figure_statements = "a"', "how much rotary and ALiBi each rise"),
+        "the sinusoidal line only": ('figure_statements = "a"', "Where to look again: (a) the table above"),
         "forgetting the sinusoidal line": ('figure_statements = "b"', "not yet: at least one letter is wrong"),
-        "extrapolating to 100L": ('figure_statements = "abc"', "how far the figure's lengths reach"),
+        "extrapolating to 100L": ('figure_statements = "abc"', "What a laptop reproduces, and what it does not"),
         "comparing with the paper": ('figure_statements = "abd"', "does not say which"),
-        "the learned table's rows": ('figure_statements = "abe"', "which rows of a learned table ever receive"),
+        "the learned table's rows": ('figure_statements = "abe"', "chapter 4, \"What the learned table learned\""),
     },
     "q5": {
         "rotary": ('deploy_choice = "d"', "(d) not the best choice: rotary reads"),

@@ -154,8 +154,8 @@ Q4_WRONG = {
 
 Q5_WRONG = {
     "raster included": ('keep_above = "abce"', "not yet: at least one letter is wrong or missing"),
-    "the resized table included": ('keep_above = "acde"', "what resizing a table does to the distance"),
-    "M-RoPE left out": ('keep_above = "ae"', "what an image's height and width ids are"),
+    "the resized table included": ('keep_above = "acde"', "(d) chapter 10, \"ViT's learned table, stretched to a new grid\""),
+    "M-RoPE left out": ('keep_above = "ae"', "Where to look again: (a) chapter 10"),
     "mixed left out": ('keep_above = "ac"', "does not say which"),
     "everything": ('keep_above = "abcde"', "not yet"),
     "an unknown letter": ('keep_above = "acf"', "no option f"),

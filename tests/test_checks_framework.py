@@ -2,6 +2,9 @@
 partial placeholder, a warning of the student's code, an input written into and a helper of an earlier
 question do to the verdict (the sets' realistic answers are in test_checks_chNN and test_checks_all)."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -72,6 +75,12 @@ def test_a_placeholder_for_some_inputs_only_is_judged_not_called_unattempted():
         raise NotImplementedError
 
     assert _function_question().grade({"f": stub}).status == NOT_ATTEMPTED
+
+    def unfinished(x, k):                 # its own message on every path the check takes: an answer's
+        raise NotImplementedError("the general case is not done yet")
+
+    result = _function_question().grade({"f": unfinished})
+    assert result.status == FAILED and "your code's own NotImplementedError" in result.message, result.line()
 
 
 def test_the_students_warnings_are_captured_and_attributed(recwarn):
@@ -217,6 +226,109 @@ def test_a_slow_or_endless_function_is_stopped_inline_with_a_message_naming_the_
         assert time.monotonic() - start < limit + 5, line
         assert line.startswith("[FAIL] q (0/1)") and f"was stopped after {limit:g} s" in line, line
         assert "the check's time limit for one call" in line, line
+
+
+def _endless_catching_every_exception(x, k):
+    import time
+
+    while True:
+        try:
+            time.sleep(0.01)
+        except BaseException:        # the student's own mistake: it catches the check's stop too
+            continue
+
+
+def _endless_with_the_stop_blocked(x, k):
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])    # as a long computation inside C code
+    while True:
+        pass
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copy of the session needs fork (Linux)")
+def test_a_call_that_will_not_stop_ends_its_copy_of_the_session_and_says_what_happened(capsys):
+    """Code that catches every exception catches the time limit's stop too, and blocked signals never let it
+    in: the inline check runs the calls in a forked copy of the session, which it ends (from inside after
+    ESCAPE_SECONDS of repeated stops, from outside at the question's deadline), and says which of the two
+    happened; the student's session goes on, its state untouched."""
+    import time
+
+    from posenc.exercises.framework import Checker, ExerciseSet
+    from posenc.exercises.probe import ESCAPE_SECONDS
+
+    checker = Checker(ExerciseSet("chXX", "t", [_function_question()]))
+    limit = INLINE_LIMITS["call_seconds"]
+    start = time.monotonic()
+    checker("q", {"f": _endless_catching_every_exception})
+    line = capsys.readouterr().out
+    assert time.monotonic() - start < limit + ESCAPE_SECONDS + 2, line
+    assert line.startswith("[FAIL] q (0/1): a call of `f` went on past 2 s, the check's time limit for one call")
+    assert "`except BaseException:` or a bare `except:`" in line and "your own session is as it was" in line
+    limits = {"call_seconds": 0.5, "total_seconds": 0.5}
+    start = time.monotonic()
+    result = _function_question().grade({"f": _endless_with_the_stop_blocked}, limits=limits)
+    assert time.monotonic() - start < 0.5 + ESCAPE_SECONDS + 3, result.line()
+    assert result.status == FAILED and "was still running after" in result.message, result.line()
+    assert "where no stop could reach it" in result.message, result.line()
+    import signal
+
+    assert signal.SIGALRM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])     # blocked in the copy only
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copy of the session needs fork (Linux)")
+def test_the_copy_of_the_session_prints_what_the_code_prints_and_keeps_no_change(capsys):
+    seen = []
+
+    def f(x, k):
+        print("computing", k)
+        seen.append(k)
+        return x * k
+
+    assert _function_question().grade({"f": f}, limits=dict(INLINE_LIMITS)).passed
+    assert capsys.readouterr().out == "computing 2\ncomputing 3\n" and seen == []
+    assert "exit status 3" in _function_question().grade({"f": lambda x, k: os._exit(3)},
+                                                          limits=dict(INLINE_LIMITS)).message
+    assert "sys.exit()" in _function_question().grade({"f": lambda x, k: sys.exit(2)}, limits=dict(INLINE_LIMITS)).message
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copy of the session needs fork (Linux)")
+def test_torch_works_in_the_copy_after_the_session_used_its_threads():
+    """torch's OpenMP threads are not copied by fork: a parallel region in the copy would wait for them for
+    ever, once the session has used them (as a chapter's cells do); the copy runs torch on one thread."""
+    import time
+
+    import torch
+
+    big = torch.randn(600, 600)
+    (big @ big).exp().sum()                                   # the session's threads, used
+
+    def f(x, k):
+        m = torch.randn(600, 600, dtype=torch.float64)
+        (m @ m).exp().sum()                                   # a parallel region, in the copy
+        return (torch.from_numpy(x) * k).numpy()
+
+    start = time.monotonic()
+    result = _function_question().grade({"f": f}, limits=dict(INLINE_LIMITS))
+    assert result.passed and time.monotonic() - start < 5, result.line()
+
+
+def test_after_one_call_is_stopped_the_others_are_not_run():
+    """An endless loop costs one call's limit, not one per probe, and the message names that limit."""
+    import time
+
+    def endless(x, k):
+        while True:
+            pass
+
+    question = FunctionQuestion("q", "t", "f", probes=lambda seed: [(np.arange(3.0), k) for k in range(5)],
+                                reference=lambda x, k: x * k)
+    start = time.monotonic()
+    result = question.grade({"f": endless}, limits={"call_seconds": 0.3, "total_seconds": 10.0})
+    assert time.monotonic() - start < 1.5, result.line()
+    assert "was stopped after 0.3 s, the check's time limit for one call" in result.message, result.line()
+    collected = collect({"f": endless}, round_trip({**question.probe(0), "limits": {"call_seconds": 0.3}}))
+    assert [o.error for o in collected["data"][1:]] == ["not run: an earlier call was stopped at the time limit"] * 4
 
 
 def test_the_calls_of_one_question_share_a_time_budget():

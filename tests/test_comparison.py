@@ -1,5 +1,7 @@
 """posenc.lib.comparison: the lens (plain_and_method_logits) and the measured costs."""
 
+import time
+
 import pytest
 import torch
 
@@ -42,6 +44,32 @@ def test_saved_tensor_bytes_counts_each_storage_once():
     assert cmp.saved_tensor_bytes(lambda: x.exp().sum()) == 100 * 4      # exp saves its result
     with torch.no_grad():
         assert cmp.saved_tensor_bytes(lambda: x.exp().sum()) == 0
+
+
+def test_the_timed_forward_pass_runs_without_gradients_and_the_step_with_them():
+    """Chapter 5's cost table times "a forward pass without gradients": no tensor of it needs one, T5's
+    learned bias included, while the training step builds the graph."""
+    t5 = cmp.tiny_model("t5", max_len=16).train()
+    seen = []
+    t5.register_forward_hook(lambda module, args, out: seen.append((torch.is_grad_enabled(), out.requires_grad)))
+    tokens = torch.randint(0, 16, (2, 16), generator=torch.Generator().manual_seed(0))
+    assert cmp.forward_seconds(t5, tokens) > 0 and seen.pop() == (False, False)
+    assert cmp.training_step_seconds(t5, tokens) > 0 and seen.pop() == (True, True)
+    assert t5.position.relative_attention_bias.weight.grad is not None
+
+
+def test_cpu_seconds_leaves_out_time_spent_waiting():
+    assert cmp.cpu_seconds(time.sleep, 0.05) < 0.02                    # asleep: the wall clock runs, the CPU not
+    assert cmp.cpu_seconds(sum, range(200_000)) > 0
+
+
+def test_method_costs_time_on_one_thread_and_restore_the_count(monkeypatch):
+    seen, original = [], cmp.forward_seconds
+    monkeypatch.setattr(cmp, "forward_seconds",
+                        lambda model, tokens: seen.append(torch.get_num_threads()) or original(model, tokens))
+    torch.set_num_threads(2)
+    cmp.method_costs(methods=("sinusoidal",), lengths=(8,), batch_size=2, rounds=1)
+    assert seen and set(seen) == {1} and torch.get_num_threads() == 2
 
 
 def test_method_costs_measure_what_the_methods_keep():

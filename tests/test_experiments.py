@@ -70,6 +70,18 @@ def test_steps_from_a_saved_record_are_read_at_ten_step_resolution():
     assert math.isnan(ex.block_steps({"loss_every_10_steps": [1.0]})) and math.isnan(ex.steps_of({"loss_every_10_steps": [1.0]}))
 
 
+def test_a_records_steps_end_a_ten_step_block_and_never_precede_the_runs_own_count():
+    """What chapters 5 and 6 say of the file's step counts: the last step of the first 10-step block whose
+    mean loss is below 0.1, never earlier than the step-by-step count of a live run (steps_to_loss)."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        losses = list(np.exp(-rng.uniform(0.0, 0.1) * np.arange(120)) + rng.uniform(0.0, 0.1, 120))
+        run = ex.Run(kind="a", seed=0, losses=losses, seconds=0.0, accuracy=1.0)
+        from_file, live = ex.steps_of(run.record()), ex.steps_of(run)
+        if not math.isnan(from_file):                      # the file's block below 0.1 is a window below it
+            assert from_file % 10 == 9 and from_file >= live
+
+
 def test_paired_differences_match_seeds():
     records = [{"kind": k, "seed": s, "accuracy": a} for k, s, a in
                [("a", 0, 0.9), ("b", 0, 0.7), ("a", 1, 0.8), ("b", 2, 0.1), ("b", 1, 0.9)]]
@@ -112,7 +124,7 @@ def test_published_numbers_live_in_one_module():
 
 
 def test_every_sweep_is_registered_with_its_class():
-    assert list(registry.SWEEPS) == ["ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10"]
+    assert list(registry.SWEEPS) == ["ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10"]
     for name in registry.SWEEPS:
         cls = registry.experiment_class(name)
         assert issubclass(cls, ex.Experiment) and cls.__module__ == f"posenc.experiments.{name}"
@@ -120,6 +132,7 @@ def test_every_sweep_is_registered_with_its_class():
         registry.experiment_class("ch99")
     assert registry.replication_seeds("ch07") == (100, 101, 102, 103, 104)
     assert registry.replication_seeds("ch08") == (100, 101, 102)
+    assert registry.replication_seeds("ch09") == (100, 101, 102)
     assert registry.replication_seeds("ch10") == (100, 101, 102, 103, 104)     # its replication_size, not its 10
 
 
@@ -127,7 +140,7 @@ def test_make_experiments_loops_over_the_registry(capsys):
     assert main(["list"]) == 0
     assert capsys.readouterr().out.split() == list(registry.SWEEPS)
     assert main(["list", "--replicated"]) == 0
-    assert capsys.readouterr().out.split() == ["ch07", "ch08", "ch10"]
+    assert capsys.readouterr().out.split() == ["ch07", "ch08", "ch09", "ch10"]
     makefile = (ROOT / "Makefile").read_text()
     target = makefile[makefile.index("\nexperiments:"):].split("\n\n")[0]
     assert "posenc.experiments list" in target and "ch0" not in target

@@ -11,6 +11,7 @@ from posenc.lib.extension import (
     interpolation_scale,
     ntk_base,
     yarn_attention_factor,
+    yarn_code_ramp,
     yarn_frequencies,
     yarn_logit_scale,
     yarn_ramp,
@@ -73,6 +74,52 @@ def test_yarn_frequencies_for_llama_2():
     assert torch.all(h <= omega) and torch.all(h >= omega / s)
 
 
+def test_the_code_ramp_by_hand():
+    """The YaRN repository's find_correction_range and linear_ramp_mask, as Hugging Face copies them: the pair
+    that turns r times over L is i(r) = d ln(L / (2 pi r)) / (2 ln b); ends floor(i(32)), ceil(i(1))."""
+    # Llama 2: i(32) = 20.94, i(1) = 45.03, so pairs 0..20 are kept, 46.. interpolated, linear in i between
+    gamma = yarn_code_ramp(128, 4096)
+    assert torch.all(gamma[:21] == 1) and torch.all(gamma[46:] == 0)
+    assert gamma[30].item() == pytest.approx(1 - (30 - 20) / (46 - 20))
+    # chapter 7's heads (d = 8, L = 16): i(32) = -1.10 -> 0 and i(1) = 0.41 -> 1, so pair 0 is kept
+    torch.testing.assert_close(yarn_code_ramp(8, 16), torch.tensor([1.0, 0.0, 0.0, 0.0], dtype=torch.float64))
+    # L = 4: i(1) = -0.20 rounds up to 0 = the lower end, which is nudged by 0.001: pair 0 still kept
+    torch.testing.assert_close(yarn_code_ramp(8, 4), torch.tensor([1.0, 0.0, 0.0, 0.0], dtype=torch.float64))
+
+
+def test_the_paper_and_the_code_agree_at_the_ends_for_llama_2_and_differ_between():
+    d, L = 128, 4096
+    paper = yarn_ramp(L * rotary_frequencies(d) / (2 * math.pi))
+    code = yarn_code_ramp(d, L)
+    assert torch.equal(paper == 1, code == 1) and torch.equal(paper == 0, code == 0)
+    gap = (code - paper).abs()
+    assert int(gap.argmax()) == 30 and round(gap.max().item(), 2) == 0.37           # chapter 7's numbers
+    ratio = yarn_frequencies(d, 16, L, ramp="code") / yarn_frequencies(d, 16, L)
+    assert int(ratio.argmax()) == 38 and round(ratio.max().item(), 1) == 3.0
+
+
+@pytest.mark.parametrize("d,L", [(8, 16), (8, 64), (16, 16), (64, 16), (128, 4096), (128, 2048)])
+def test_the_code_keeps_the_fastest_pair_whatever_the_length(d, L):
+    assert yarn_code_ramp(d, L)[0] == 1
+    torch.testing.assert_close(yarn_frequencies(d, 4, L, ramp="code")[0], torch.tensor(1.0, dtype=torch.float64))
+
+
+def test_at_chapter_7s_size_the_code_is_the_papers_ramp_with_alpha_1_and_beta_2():
+    """Chapter 7's exercise on alpha and beta: at d = 8, L = 16 the code's defaults give the same gamma as the
+    paper's equation with alpha = 1, beta = 2 (pair 0 kept, the others interpolated)."""
+    for scale in (2, 4):
+        torch.testing.assert_close(yarn_frequencies(8, scale, 16, ramp="code"),
+                                   yarn_frequencies(8, scale, 16, alpha=1.0, beta=2.0))
+
+
+def test_the_code_ramp_rejects_bad_input():
+    for args, match in (((7, 16), "even"), ((8, 0), "positive"), ((8, 16, 10000.0, 4.0, 4.0), "alpha < beta")):
+        with pytest.raises(ValueError, match=match):
+            yarn_code_ramp(*args)
+    with pytest.raises(ValueError, match="ramp"):
+        yarn_frequencies(8, 2, 16, ramp="hf")
+
+
 def test_yarn_temperature():
     assert yarn_attention_factor(8.0) == pytest.approx(0.1 * math.log(8) + 1) == pytest.approx(1.208, abs=1e-3)
     assert yarn_attention_factor(16.0) == pytest.approx(1.277, abs=1e-3)
@@ -92,6 +139,9 @@ def test_extension_settings_for_every_method():
     yarn = extension_settings("yarn", s, d, base, train_length=L)
     torch.testing.assert_close(yarn["omega"], yarn_frequencies(d, s, L, base))
     assert yarn["position_scale"] == 1.0 and yarn["logit_scale"] == yarn_logit_scale(s)
+    code = extension_settings("yarn", s, d, base, train_length=L, ramp="code")
+    torch.testing.assert_close(code["omega"], yarn_frequencies(d, s, L, base, ramp="code"))
+    assert code["logit_scale"] == yarn["logit_scale"] and not torch.equal(code["omega"], yarn["omega"])
 
 
 @pytest.mark.parametrize("args,kwargs,match", [(("rope",), {}, "method"), (("yarn", 2.0, 8), {}, "train_length"),

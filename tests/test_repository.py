@@ -1,8 +1,11 @@
 """Repository hygiene: notebooks stored without outputs, generated copies and install cells up to date."""
 
+import ast
 import contextlib
+import importlib
 import io
 import json
+import re
 
 import nbformat
 import pytest
@@ -86,3 +89,61 @@ def test_the_install_cell_prints_nothing_where_the_package_is_installed():
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         exec(authoring.install_cell(*authoring.repository()).source, {})
     assert out.getvalue() == ""
+
+
+CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _import_names(nb) -> dict:
+    """What each name a chapter's imports define stands for, dotted: {"cmp": "posenc.lib.comparison", ...}."""
+    names = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:                     # a cell with IPython magic
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                              for a in node.names})
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+    return names
+
+
+def _resolve(dotted: str):
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for part in parts[split:]:
+            found = getattr(found, part)
+        return found
+    raise ImportError(dotted)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_the_code_a_chapters_prose_names_exists(path):
+    """A name in the prose, `cmp.method_costs` or `posenc.lib.comparison.method_costs(...)`, read with the
+    chapter's own imports, is one the package has (a renamed or moved class fails here, not in a reader's
+    NameError), and a file of the repository it names is there."""
+    nb = nbformat.read(path, as_version=4)
+    names = _import_names(nb)
+    prose = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+    missing = []
+    for dotted in re.findall(r"`([A-Za-z_][\w.]*\.[\w.]*\w)[(`]", prose):
+        head = dotted.split(".")[0]
+        if head in names or head == "posenc":
+            try:
+                _resolve(names.get(head, head) + dotted[len(head):])
+            except (ImportError, AttributeError) as error:
+                missing.append(f"`{dotted}`: {error}")
+    for relative in re.findall(r"(?<![\w/])(?:\.\./)?((?:tests|results|posenc|exercises|solutions|book)/[\w./-]*\w)",
+                               prose):
+        if not (ROOT / relative).exists():
+            missing.append(f"{relative}: no such file")
+    assert not missing, f"{path.name} names what is not there: " + "; ".join(missing)

@@ -1,76 +1,257 @@
-"""The teaching guide (book/teaching-guide.md), the numbers it takes from posenc.book.teaching, and its links to the
-rest of the lecturer's manual (book/lecturers/)."""
+"""The teaching guide (book/teaching-guide.md): each chapter's entry (book/teaching/chNN.yml) against its deck,
+quiz, checks, figures and numbers, the module plans against the toc, the page and its links to the rest of the
+lecturer's manual (book/lecturers/)."""
 
-import html
-import posixpath
 import re
-from dataclasses import dataclass
 
 import pytest
 import yaml
-from markdown_it import MarkdownIt
 
 import posenc.book.teaching as teaching
+from posenc.book.slides import outline
+from posenc.book.teaching import entry as entries
+from posenc.book.teaching import modules, numbers, render
 from posenc.exercises import SET_IDS, load_set
 from posenc.exercises.framework import ChoiceQuestion, ExerciseSet, FunctionQuestion, Question, ValueQuestion
 from tests.conftest import ROOT
 
 PAGE = ROOT / "book" / "teaching-guide.md"
-CHAPTERS = teaching.chapter_ids()
+TOC_CHAPTERS = [set_id for part in teaching.parts() for set_id in part]
 
 
-def _text(markdown: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").enable("table").render(markdown)))
+def test_every_chapter_of_the_toc_has_an_exercise_set_a_quiz_a_deck_and_an_entry():
+    assert TOC_CHAPTERS and TOC_CHAPTERS == teaching.chapter_ids() == list(SET_IDS)
+    for set_id in TOC_CHAPTERS:
+        for path in (ROOT / "book" / "quizzes" / f"{set_id}.json", ROOT / "book" / "slides" / f"{set_id}.yml",
+                     teaching.entry_path(set_id)):
+            assert path.is_file(), f"{set_id}: {path.relative_to(ROOT)} is missing"
+    written_ahead = [set_id for set_id in modules.FORTHCOMING if set_id not in TOC_CHAPTERS]
+    assert sorted(p.stem for p in teaching.ENTRIES.glob("*.yml")) == sorted(TOC_CHAPTERS + written_ahead), (
+        "an entry per chapter (and per chapter being written, modules.FORTHCOMING), no more")
 
 
-def test_every_chapter_has_an_exercise_set_a_quiz_and_an_activity():
-    assert CHAPTERS and CHAPTERS == list(SET_IDS)
-    assert set(teaching.ACTIVITY_AFTER) == set(CHAPTERS)
-    for set_id in CHAPTERS:
-        assert (ROOT / "book" / "quizzes" / f"{set_id}.json").is_file(), set_id
+# ---------------------------------------------------------------------------------------------------
+# Each chapter's entry
 
 
-@pytest.mark.parametrize("set_id", CHAPTERS)
-def test_the_lecture_plan_follows_the_chapter_and_fills_the_lecture(set_id):
-    plan = teaching.lecture_plan(set_id)
-    assert sum(slot.minutes for slot in plan) == teaching.LECTURE_MINUTES
-    assert all(slot.minutes >= 1 for slot in plan)
-    lectured = [s.title for s in teaching.sections(set_id) if s.title not in teaching.NOT_LECTURED]
-    assert [slot.what for slot in plan[1:-1] if slot.section] == lectured, "the deck's order is the chapter's"
-    activity = [i for i, slot in enumerate(plan) if not slot.section]
-    assert len(activity) == 1 and plan[activity[0] - 1].what == teaching.ACTIVITY_AFTER[set_id]
-    assert plan[activity[0]].minutes == teaching.ACTIVITY_MINUTES
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
+def test_the_entry_has_all_five_parts_and_follows_every_rule(set_id):
+    entry = teaching.load_entry(set_id)          # raises GuideError naming every broken rule and reference
+    raw = yaml.safe_load(teaching.entry_path(set_id).read_text())
+    assert set(teaching.PARTS) <= set(raw) and entry.prerequisites
+    assert entry.activity.task and entry.activity.key, "the activity and its answer key"
+    assert all(run.fallback for run in entry.live), "every live run has a fallback"
+    assert all(m.message and m.why and m.address for m in entry.misconceptions)
+    low, high = teaching.EXAM_QUESTIONS
+    assert low <= len(entry.exam) <= high
+    for question in entry.exam:
+        assert all(part.points > 0 and part.answer and part.earns and part.wrong for part in question.parts)
 
 
-def test_a_renamed_section_fails_loudly(monkeypatch):
-    monkeypatch.setitem(teaching.ACTIVITY_AFTER, "ch01", "A section that is not there")
-    with pytest.raises(ValueError, match="no longer has"):
-        teaching.lecture_plan("ch01")
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
+def test_the_plan_fills_the_lecture_with_minutes_written_in_the_entry(set_id):
+    entry = teaching.load_entry(set_id)
+    written = [segment["minutes"] for segment in yaml.safe_load(teaching.entry_path(set_id).read_text())["plan"]]
+    assert [segment.minutes for segment in entry.plan] == written, "a teacher's choice, never computed"
+    assert sum(written) == teaching.LECTURE_MINUTES == 50
+    kinds = [segment.kind for segment in entry.plan]
+    assert kinds.count("activity") == 1 and kinds.count("quiz") == 1 and "slides" in kinds
 
 
-def test_minutes_are_shared_in_proportion_and_add_up():
-    assert teaching._shares([1, 1, 2], 8) == [2, 2, 4]
-    shares = teaching._shares([100, 1, 1, 50], 20)
-    assert sum(shares) == 20 and min(shares) == 1 and shares[0] > shares[3] > shares[1]
-    with pytest.raises(ValueError, match="do not fit"):
-        teaching._shares([1] * 5, 4)
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
+def test_the_plan_takes_its_slide_ranges_from_the_deck_and_covers_it_in_order(set_id):
+    entry, deck = teaching.load_entry(set_id), outline(set_id)
+    shown = [segment for segment in entry.plan if segment.kind == "slides"]
+    assert [s for segment in shown for s in segment.sections] == [section.id for section in deck.sections]
+    numbers = []
+    for segment in shown:
+        sections = [deck.section(s) for s in segment.sections]
+        assert (segment.first, segment.last) == (sections[0].first, sections[-1].last)
+        kept = [slide for section in sections for slide in section.slides if slide.id not in segment.skip]
+        assert segment.deck_minutes == sum(slide.minutes for slide in kept)
+        numbers += range(segment.first, segment.last + 1)
+    assert numbers == list(range(1, len(deck.slides) + 1)), "every slide once, in the deck's order"
 
 
-def test_sections_count_words_and_code_under_their_heading():
-    sections = teaching.sections("ch01")
-    assert sections[0].title == "Overview" and sections[-1].title == "Exercises"
-    assert all(s.words > 0 for s in sections)
-    assert sum(s.code_cells for s in sections) > 5
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
+def test_every_computed_number_is_quoted(set_id):
+    """A number computed for an entry and quoted nowhere is dead code, or a sentence lost in an edit."""
+    source = teaching.entry_path(set_id).read_text()
+    quoted = {m["name"] for m in entries.PLACEHOLDER.finditer(source)}
+    assert set(numbers.values(set_id)) <= quoted, sorted(set(numbers.values(set_id)) - quoted)
 
 
-@pytest.mark.parametrize("set_id", CHAPTERS)
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
+def test_the_chapter_block_shows_every_part_with_links_into_the_deck_and_the_chapter(set_id):
+    text = teaching.chapter_markdown(set_id)
+    entry, deck = teaching.load_entry(set_id), outline(set_id)
+    for lead in ("**Before the lecture.**", "**Lecture plan**", "**Live parts", "**In-class activity:",
+                 "**Answer key.**", "**Misconceptions", ":::{dropdown} Exam questions and marking rubric",
+                 "**Homework.**", "**What the quiz checks.**"):
+        assert lead in text, lead
+    for segment in entry.plan:
+        if segment.kind == "slides":
+            first = next(s for name in segment.sections for s in deck.section(name).slides if s.id not in segment.skip)
+            assert f'href="../slides/{set_id}.html#s-{first.id}"' in text
+    skipped = {s for segment in entry.plan for s in segment.skip}
+    demos = [slide for slide in deck.slides if slide.demo and slide.id not in skipped]
+    assert text.count("*If it is slow or fails:*") == len(demos) + len(entry.live)
+    for run in entry.live:
+        if run.figure:
+            page = teaching.estimates.notebook_path(set_id).with_suffix(".html").name
+            assert f'href="../notebooks/{page}#{run.figure}"' in text
+    assert all(item in text for item in teaching.estimates.objectives(set_id))
+    for qid in (q.qid for q in load_set(set_id).questions):
+        assert f"| {qid}: " in text
+
+
+# ---------------------------------------------------------------------------------------------------
+# Entries that break a rule fail, naming it
+
+GOOD = """\
+prerequisites: Chapter 1.
+plan:
+  - slides: [opening, sinusoids]
+    minutes: 20
+    do: Talk.
+  - activity: true
+    minutes: 10
+  - slides: [verdict, explore]
+    minutes: 12
+    do: Talk.
+  - quiz: [1]
+    minutes: 4
+    do: Ask.
+  - slides: close
+    minutes: 4
+    do: Close.
+activity: {title: Count, task: Count the flips., key: ["Bit k flips every 2^k steps."]}
+live:
+  - {what: Run the timing cell., fallback: Show the heatmap., figure: fig-pe-heatmap}
+misconceptions:
+  - {mistake: "q1: sin and cos are swapped", why: Because., address: Like this.}
+  - {mistake: "q2: that is 1/omega_i", why: Because., address: Like this.}
+exam:
+"""
+QUESTION = """\
+  - question: What is the wavelength of pair 0?
+    parts:
+      - {ask: Compute it., points: 1, answer: "$2\\\\pi$", earns: The value., wrong: [One.]}
+"""
+
+
+def _entry(tmp_path, monkeypatch, text):
+    monkeypatch.setattr(entries, "ENTRIES", tmp_path)
+    (tmp_path / "ch01.yml").write_text(text)
+    return teaching.load_entry("ch01")
+
+
+def test_a_good_entry_loads(tmp_path, monkeypatch):
+    entry = _entry(tmp_path, monkeypatch, GOOD + QUESTION * 3)
+    assert entry.minutes == 50 and [s.first for s in entry.plan if s.kind == "slides"] == [1, 13, 18]
+
+
+@pytest.mark.parametrize("change, words", [
+    (("minutes: 20", "minutes: 21"), "add up to 51, not 50"),
+    (("minutes: 20", "minutes: 20.5"), "positive whole number"),
+    (("[opening, sinusoids]", "[opening, sines]"), "no section 'sines'"),
+    (("[opening, sinusoids]", "[sinusoids, opening]"), "comes before"),
+    (("slides: close", "slides: explore"), "every section of ch01.yml once"),
+    (("    do: Close.\n", "    skip: [cover]\n    do: Close.\n"), "not slides of its sections"),
+    (("  - activity: true\n    minutes: 10\n", "  - quiz: [2]\n    minutes: 10\n    do: Ask.\n"),
+     "0 'activity' segments"),
+    (("quiz: [1]", "quiz: [9]"), "questions 1 to 5, not [9]"),
+    (("q1: sin and cos are swapped", "q1: sin and tan are swapped"), "no Mistake of ch01 q1"),
+    (("q2: that is 1/omega_i", "q1: sin and cos are swapped"), "name the same mistake"),
+    (("figure: fig-pe-heatmap", "figure: fig-nothing"), "no figure 'fig-nothing'"),
+    (("Bit k flips every 2^k steps.", "Bit 4 flips every 16 steps after 98765 steps."), "types 98765"),
+    (("Bit k flips every 2^k steps.", "Bit k flips {{nothing}} times."), "no number 'nothing'"),
+    (("fallback: Show the heatmap., ", ""), "'fallback' (what to show when it is slow or fails) is missing"),
+    (("prerequisites: Chapter 1.\n", ""), "missing ['prerequisites']"),
+    (('key: ["Bit k flips every 2^k steps."]', "key: []"), "the answer key"),
+])
+def test_an_entry_that_breaks_a_rule_fails_naming_it(tmp_path, monkeypatch, change, words):
+    old, new = change
+    assert old in GOOD + QUESTION
+    with pytest.raises(teaching.GuideError) as raised:
+        _entry(tmp_path, monkeypatch, (GOOD + QUESTION * 3).replace(old, new, 1))
+    assert words in str(raised.value)
+
+
+@pytest.mark.parametrize("count", [2, 6])
+def test_an_entry_has_three_to_five_exam_questions(tmp_path, monkeypatch, count):
+    with pytest.raises(teaching.GuideError, match=f"{count} exam questions; an entry has 3 to 5"):
+        _entry(tmp_path, monkeypatch, GOOD + QUESTION * count)
+
+
+def test_a_missing_entry_says_what_to_write(tmp_path, monkeypatch):
+    monkeypatch.setattr(entries, "ENTRIES", tmp_path)
+    with pytest.raises(teaching.GuideError, match="every chapter of the toc has an entry"):
+        teaching.load_entry("ch01")
+
+
+def test_slide_numbers_read_as_ranges():
+    assert render._ranges([1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8" and render._ranges([4]) == "4"
+
+
+def test_typed_numbers_are_those_the_chapter_states_or_small_counts():
+    assert entries.typed_numbers("base 10000, $d = 64$, pair 3, 12,345 steps, {{x:.2f}}", "ch01") == ["12345"]
+    assert entries.typed_numbers("$s_{31}$ and $2^{16}$", "ch01") == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# Module plans
+
+
+@pytest.mark.parametrize("name", list(teaching.MODULE_PLANS))
+def test_the_module_plans_cover_their_parts_once_in_order(name):
+    plan = teaching.MODULE_PLANS[name]
+    assert teaching.module_problems(name) == []
+    assert plan.chapters() == [set_id for part in teaching.parts()[:plan.parts] for set_id in part]
+    table = teaching.module_plan_markdown(name)
+    numbers = [int(set_id[2:]) for set_id in plan.chapters()]
+    assert f"(chapters {numbers[0]} to {numbers[-1]}: {len(numbers)} lectures" in table
+    assert len(table.split("\n\n", 1)[1].splitlines()) == 2 + len(plan.weeks) + 1
+
+
+def test_the_six_week_plan_covers_every_chapter_and_the_two_week_plan_part_one():
+    assert teaching.MODULE_PLANS["6-week"].chapters() == TOC_CHAPTERS
+    assert teaching.MODULE_PLANS["2-week"].chapters() == teaching.parts()[0]
+    assert len(teaching.MODULE_PLANS["6-week"].weeks) == 6 and len(teaching.MODULE_PLANS["2-week"].weeks) == 2
+
+
+def test_a_chapter_missing_from_a_plan_fails(monkeypatch):
+    grown = [list(part) for part in teaching.parts()]
+    grown[-1].append("ch99")
+    monkeypatch.setattr(modules, "parts", lambda: grown)
+    assert "give a new chapter a week" in " ".join(teaching.module_problems("6-week"))
+    with pytest.raises(ValueError, match="ch99"):
+        teaching.module_plan_markdown("6-week")
+
+
+def test_a_forthcoming_chapter_has_its_week_only_once_the_toc_has_it(monkeypatch):
+    plan = teaching.MODULE_PLANS["6-week"]
+    for set_id in modules.FORTHCOMING:
+        in_toc = [list(part) for part in teaching.parts()]
+        without = [[s for s in part if s != set_id] for part in in_toc]
+        monkeypatch.setattr(modules, "parts", lambda: without)
+        assert set_id not in plan.chapters() and teaching.module_problems("6-week") == []
+        ordered = sorted({*in_toc[1], set_id})                      # the chapter added to Part II, in order
+        monkeypatch.setattr(modules, "parts", lambda: [in_toc[0], ordered])
+        assert set_id in plan.chapters() and teaching.module_problems("6-week") == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# Homework estimates
+
+
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
 def test_every_question_has_a_kind_with_minutes(set_id):
     for question in load_set(set_id).questions:
         assert teaching.KIND_MINUTES[teaching.question_kind(question)] > 0
 
 
 def test_a_question_of_an_unknown_kind_is_refused():
-    @dataclass
     class DrawingQuestion(Question):
         pass
 
@@ -91,51 +272,22 @@ def test_the_exercise_time_is_the_rule_applied_to_the_questions(monkeypatch):
 
 
 def test_durations_read_naturally():
-    assert [teaching._duration(m) for m in (25, 60, 85, 140)] == ["25 min", "1 h", "1 h 25 min", "2 h 20 min"]
+    assert [teaching.estimates.duration(m) for m in (25, 60, 85, 140)] == ["25 min", "1 h", "1 h 25 min",
+                                                                          "2 h 20 min"]
 
 
-@pytest.mark.parametrize("set_id", CHAPTERS)
-def test_the_generated_blocks_name_the_deck_homework_and_every_quiz_question(set_id):
-    import json
-
-    plan, homework = teaching.markdown(set_id), teaching.after_activity_markdown(set_id)
-    link = re.search(r'href="([^"]+)"', plan)
-    assert bool(link) == teaching.has_deck(set_id)
-    if link:
-        assert posixpath.normpath(posixpath.join("book", link.group(1))) == f"slides/{set_id}.html", \
-            "the guide is book/teaching-guide.html; the decks are slides/chNN.html"
-    assert f"about **{teaching._duration(teaching.exercise_minutes(set_id))}**" in homework
-    text = " ".join(_text(homework).split())
-    for question in json.loads((ROOT / "book" / "quizzes" / f"{set_id}.json").read_text()):
-        assert " ".join(question["question"].split()) in text
-    for qid in (q.qid for q in load_set(set_id).questions):
-        assert f"| {qid}: " in homework
-    assert teaching.objectives(set_id) and all(item in plan for item in teaching.objectives(set_id))
+def test_sections_count_words_and_code_under_their_heading():
+    sections = teaching.estimates.sections("ch01")
+    assert sections[0].title == "Overview" and sections[-1].title == "Exercises"
+    assert all(s.words > 0 for s in sections)
+    assert sum(s.code_cells for s in sections) > 5
 
 
-@pytest.mark.parametrize("described", [True, False])
-def test_the_plan_links_the_deck_only_when_the_chapter_has_one(tmp_path, monkeypatch, described):
-    if described:
-        (tmp_path / "ch02.yml").write_text("chapter: notebooks/02_relative_shift.ipynb\n")
-    monkeypatch.setattr(teaching, "DECK_DESCRIPTIONS", tmp_path)
-    plan = teaching.markdown("ch02")
-    assert ('<a href="../slides/ch02.html">' in plan) == described
-    assert "**Lecture plan**" in plan and "in proportion to each section's length" in plan
+# ---------------------------------------------------------------------------------------------------
+# The page
 
 
-def test_the_module_plans_cover_part_one_and_then_both_parts_in_order():
-    part_one, part_two = teaching.parts()
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    assert sum(len(p) for p in teaching.parts()) == sum(
-        1 for part in toc["parts"] for e in part["chapters"] if e["file"].startswith("notebooks/"))
-    two, six = teaching.MODULE_PLANS["2-week"], teaching.MODULE_PLANS["6-week"]
-    assert len(two["weeks"]) == 2 and sum(two["weeks"], []) == part_one
-    assert len(six["weeks"]) == 6 and sum(six["weeks"], []) == part_one + part_two
-    table = teaching.module_plan_markdown("6-week")
-    assert len(table.splitlines()) == 2 + 6 + 1, table       # header and rule, six weeks, the total
-
-
-def test_the_page_is_a_notebook_in_the_toc_whose_numbers_all_come_from_code():
+def test_the_page_is_a_notebook_in_the_toc_whose_times_all_come_from_code():
     source = PAGE.read_text()
     assert "kernelspec" in source.split("---")[1], "the page must be a MyST notebook so its cells run"
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -147,24 +299,32 @@ def test_the_page_is_a_notebook_in_the_toc_whose_numbers_all_come_from_code():
     assert not typed, f"times typed by hand in the guide: {typed}"
 
 
-def test_the_page_has_a_section_per_chapter_with_its_title_and_blocks():
+def test_the_page_has_a_section_per_chapter_of_the_toc_in_order():
     source = PAGE.read_text()
     headings = re.findall(r"^## Chapter (\d+): (.+)$", source, flags=re.MULTILINE)
-    assert [(f"ch{int(n):02d}", title) for n, title in headings] == [(i, teaching.title(i)) for i in CHAPTERS]
-    for set_id in CHAPTERS:
-        assert f'teaching.show("{set_id}")' in source and f'teaching.show("{set_id}", "homework")' in source
+    assert [(f"ch{int(n):02d}", title) for n, title in headings] == [(i, teaching.title(i)) for i in TOC_CHAPTERS]
+    for set_id in TOC_CHAPTERS:
+        section = source.split(f"## Chapter {int(set_id[2:])}: ", 1)[1].split("\n## ", 1)[0]
+        assert f'teaching.show("{set_id}")' in section, set_id
     for name in teaching.MODULE_PLANS:
         assert f'teaching.show_module_plan("{name}")' in source
-    assert "teaching.grading_markdown()" in source and "--extra-tests" in source
+
+
+def test_how_to_grade_sends_a_lecturer_to_the_manual_not_readme():
+    source = PAGE.read_text()
+    section = source.split("## How to grade\n", 1)[1]
+    assert "README" not in source
+    for page in ("grading", "private-checks", "public"):
+        assert f"(lecturers/{page}.md)" in section, page
+    assert "teaching.grading_markdown()" in section and "--extra-tests" in section
 
 
 def test_the_grading_links_are_pages_of_the_manual():
     """The guide sends a lecturer to the manual's pages by links relative to itself, so a fork's site links
     its own pages: each exists under book/lecturers/, is in the toc, and has the title its link shows."""
     toc = (ROOT / "_toc.yml").read_text()
-    links = re.findall(r"\[([^\]]+)\]\(lecturers/([\w-]+)\.md\)", teaching.grading_markdown())
-    assert [page for _, page in links] == list(teaching.MANUAL_PAGES)
-    assert {"grading", "private-checks", "public", "handing-out"} <= set(teaching.MANUAL_PAGES)
+    links = re.findall(r"\[([^\]]+)\]\(lecturers/([\w-]+)\.md\)", teaching.grading_markdown() + PAGE.read_text())
+    assert {page for _, page in links} >= set(teaching.MANUAL_PAGES)
     for title, page in links:
         assert (ROOT / "book" / "lecturers" / f"{page}.md").read_text().startswith(f"# {title}\n"), page
         assert f"- file: book/lecturers/{page}\n" in toc, page
@@ -184,7 +344,7 @@ def test_the_page_runs():
             exec(compile(cell, str(PAGE), "exec"), namespace)
     finally:
         IPython.display.display = original
-    assert len(shown) == 2 + 2 * len(CHAPTERS) + len(teaching.MODULE_PLANS) + 1
+    assert len(shown) == 2 + len(TOC_CHAPTERS) + len(teaching.MODULE_PLANS) + 1
     assert all(isinstance(text, str) and text.strip() for text in shown)
 
 
@@ -198,3 +358,12 @@ def test_the_manual_states_prerequisites_outcomes_and_time_and_the_guide_compute
     glance = re.search(r"^## Homework at a glance\n(.*?)(?=^## )", PAGE.read_text(), flags=re.MULTILINE | re.DOTALL)
     assert glance and "teaching.show_markdown(teaching.exercise_times_markdown())" in glance.group(1), (
         "the times the manual sends a lecturer to are computed on the teaching guide's page when it is built")
+
+
+def test_the_quiz_block_gives_every_question_with_its_right_answer():
+    from posenc.book.quiz import load
+
+    text = render.quiz_markdown("ch05")
+    for question in load("ch05"):
+        right = [a for a in question["answers"] if a["correct"]]
+        assert right and re.sub(r"\\(.)", r"\1", text).count(right[0]["answer"]) >= 1

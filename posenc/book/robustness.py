@@ -49,6 +49,7 @@ TRAINING_CHAPTERS = {
     "ch06": "notebooks/06_rotary_embeddings.ipynb",
     "ch07": "notebooks/07_longer_than_trained.ipynb",
     "ch08": "notebooks/08_position_on_real_text.ipynb",
+    "ch09": "notebooks/09_rotary_in_todays_models.ipynb",
     "ch10": "notebooks/10_position_in_two_and_three_dimensions.ipynb",
 }
 SHIFT_STRIDE = 1000          # shift k adds 1000 k to every torch seed: seed sets that never overlap

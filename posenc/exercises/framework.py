@@ -26,12 +26,15 @@ import numpy as np
 from posenc.exercises.probe import (  # noqa: F401  (re-exported for the checks)
     MISSING,
     NOT_ATTEMPTED,
+    STOPPED,
     TIME_LIMIT,
+    WHOLE,
     LibObject,
     Outcome,
     TypedValue,
     call,
     collect,
+    collect_apart,
     round_trip,
     tensor,
     to_plain,
@@ -365,6 +368,8 @@ class Question:
             return Result(self.qid, NOT_ATTEMPTED, 0, self.points,
                           f"not attempted yet: replace the placeholder in `{self.name}` with your answer",
                           self.private)
+        if status == STOPPED:
+            return Result(self.qid, FAILED, 0, self.points, kept_running(self.name, collected), self.private)
         if status != "collected" or not isinstance(collected.get("data"), list):
             error = collected.get("error") if isinstance(collected, dict) else None
             return Result(self.qid, FAILED, 0, self.points,
@@ -383,9 +388,10 @@ class Question:
         """Collect and judge in this process (inline feedback and tests), through the same plain data
         as the batch grader; ``limits`` are the time limits of the calls (``INLINE_LIMITS``)."""
         probe = self.probe(seed)
-        if limits:
-            probe = {**probe, "limits": dict(limits)}
-        return self.result_from(round_trip(collect(namespace, round_trip(probe))), seed)
+        if not limits:
+            return self.result_from(round_trip(collect(namespace, round_trip(probe))), seed)
+        probe = {**probe, "limits": dict(limits)}
+        return self.result_from(round_trip(collect_apart(namespace, round_trip(probe))), seed)
 
 
 @dataclass
@@ -402,7 +408,13 @@ class FunctionQuestion(Question):
     mistakes: Sequence[Mistake] = ()
     compare: Callable[[Any, Any, tuple], str | None] = None
     describe_args: Callable[[tuple], str] = lambda args: ", ".join(_short(a) for a in args)
-    slow_seconds: float | None = None     # note (never fail) when one call takes longer than this
+    # A note about speed (never a fail), from the timing probes: calls on growing sizes, the last doing
+    # ``slow_growth`` times the work of the first or more. It is given when the last took more than
+    # ``slow_seconds`` of CPU time and at least ``slow_growth`` times the first's: a Python loop over the
+    # elements grows with the work, a vectorised answer's time hardly does at these sizes, and a busy
+    # machine slows both alike without counting in CPU time.
+    slow_seconds: float | None = None
+    slow_growth: float = 2.5
     # added when the student's code raised: error_hint(args, the exception's type name)
     error_hint: Callable[[tuple, str], str] = lambda args, error_type: ""
     # Calls that are only timed (their result is not sent back, so a large one costs the grader nothing):
@@ -420,6 +432,10 @@ class FunctionQuestion(Question):
     # result without building the concatenation), and the message that says why; the message adds the calls.
     forbidden: tuple = ()
     forbidden_message: str = ""
+    # Parameters whose whole must not meet a matrix product at once (w, where the question asks to split it
+    # into blocks: ``concat @ w`` multiplies all of it, however the concatenation was built); the message is
+    # ``forbidden_message`` too.
+    unsplit: tuple = ()
     # The size of the numbers an answer is computed from, when its own largest value is not (see PRECISION).
     scale: Callable[[tuple], float | None] = lambda args: None
     # How closely a known mistake must reproduce the answers to be named: the rule's PRECISION, finer for a
@@ -432,6 +448,9 @@ class FunctionQuestion(Question):
             steps = [{**step, "check_inputs": True} for step in steps]
         if self.forbidden:
             steps = [{**step, "watch": list(self.forbidden)} for step in steps]
+        if self.unsplit:
+            whole = [self.parameter_names().index(name) for name in self.unsplit]
+            steps = [{**step, "watch_products": whole} for step in steps]
         steps += [call(*args, report=False) for args in self.timing_probes(seed)]
         if self.stand_ins:
             helpers = {name: {"target": spec["target"], "params": spec["params"]}
@@ -464,16 +483,20 @@ class FunctionQuestion(Question):
         for args, outcome in zip(probes, outcomes):
             call = f"{self.name}({self.describe_args(args)})"
             if not outcome.ok:
-                if outcome.error_type == "NotImplementedError":
+                if outcome.error_type == "NotImplementedError" and any(o.ok for o in outcomes):
                     return False, (f"{call} raised {outcome.error or 'NotImplementedError'}: your function "
                                    "answers other inputs, so it must answer these too")
+                if outcome.error_type == "NotImplementedError":
+                    return False, (f"{call} raised {outcome.error}: your code's own NotImplementedError (the "
+                                   "placeholder raises one without a message), on a path the check takes: "
+                                   "finish that path")
                 return False, f"{call} {failure(outcome)}{self._hint(args, outcome)}"
             if self.inputs_unchanged:
                 changed = changed_inputs_message(call, self.parameter_names(), outcome)
                 if changed:
                     return False, changed
-            if self.forbidden and outcome.called:
-                return False, f"{call} {self.forbidden_message} (it called np.{', np.'.join(outcome.called)})"
+            if (self.forbidden or self.unsplit) and outcome.called:
+                return False, f"{call} {self.forbidden_message} ({self._what_it_called(outcome.called)})"
             problem = compare(outcome.value, self.reference(*args), args)
             if problem:
                 named = name_mistake(self.mistakes, probes, outcomes, self.scale, self.match_precision)
@@ -483,11 +506,33 @@ class FunctionQuestion(Question):
         for args, outcome in zip(timed, timings):
             if not outcome.ok:
                 return False, f"{self.name}({self.describe_args(args)}) {failure(outcome)}{self._hint(args, outcome)}"
-        slowest = max((o.seconds for o in [*outcomes, *timings]), default=0.0)
-        if self.slow_seconds is not None and slowest > self.slow_seconds:
-            return True, (f"correct, but one call took {slowest:.2f} s: a vectorised version "
-                          "(no Python loop over positions) is much faster")
-        return True, "correct" + self.stand_in_note()
+        slow = self._slow(timed, timings)
+        return True, ("correct" if slow is None else f"correct, but {slow}") + self.stand_in_note()
+
+    def _slow(self, timed: list, timings: list) -> str | None:
+        """The note about speed (see ``slow_seconds``), or None."""
+        cpu = [o.cpu_seconds for o in timings]
+        if self.slow_seconds is None or len(cpu) < 2 or not all(isinstance(c, float) for c in cpu):
+            return None
+        if not (cpu[-1] > self.slow_seconds and cpu[-1] >= self.slow_growth * max(cpu[0], 1e-6)):
+            return None
+        first, last = (f"{self.name}({self.describe_args(args)})" for args in (timed[0], timed[-1]))
+        return (f"its time grows with the size of the work as a Python loop's does ({first} took {cpu[0]:.3f} s of "
+                f"CPU time, {last} {cpu[-1]:.3f} s): a vectorised version (whole-array operations, no Python "
+                "loop over positions) takes milliseconds for either")
+
+    def _what_it_called(self, called: list) -> str:
+        """The watched calls an answer made, in words: "it called np.hstack; it multiplied all of `w` ..."."""
+        names = self.parameter_names()
+        functions = [name for name in called if not str(name).startswith(WHOLE)]
+        wholes = []
+        for name in called:
+            key = str(name)[len(WHOLE):] if str(name).startswith(WHOLE) else None
+            if key is not None:
+                wholes.append(names[int(key)] if key.isdigit() and int(key) < len(names) else key)
+        said = [f"it called np.{', np.'.join(functions)}"] if functions else []
+        said += [f"it multiplied all of `{name}` by one array at once" for name in wholes]
+        return "; ".join(said)
 
     def _hint(self, args, outcome) -> str:
         return "" if outcome.error_type == TIME_LIMIT else self.error_hint(args, outcome.error_type)
@@ -499,6 +544,8 @@ def failure(outcome: Outcome) -> str:
     if outcome.error_type != TIME_LIMIT:
         return f"raised {outcome.error}"
     limit = outcome.limit if isinstance(outcome.limit, (int, float)) else INLINE_LIMITS["call_seconds"]
+    if str(outcome.error).startswith("not run: an earlier call"):
+        return f"was not run: an earlier call of this question was stopped after {limit:g} s"
     if not str(outcome.error).startswith("stopped after"):       # the question's budget, not the call's
         return (f"was {'not run' if str(outcome.error).startswith('not run') else 'stopped'}: the calls of this "
                 f"question used up the {limit:g} s the check gives it; the reference answers take milliseconds, "
@@ -506,6 +553,23 @@ def failure(outcome: Outcome) -> str:
     return (f"was stopped after {limit:g} s, the check's time limit for one call: the reference answer takes "
             "milliseconds here, so look for an endless loop, or a Python loop over many elements that NumPy "
             "does at once")
+
+
+def kept_running(name: str, collected: dict) -> str:
+    """The message for a probe whose calls would not stop, so that the inline check ended the copy of the
+    session that ran them (``posenc.exercises.probe.collect_apart``)."""
+    seconds, limit = collected.get("seconds"), collected.get("limit")
+    took = f" after {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
+    ended = f"the check ended the copy of your session that ran it{took} (your own session is as it was)"
+    if isinstance(limit, (int, float)):
+        return (f"a call of `{name}` went on past {limit:g} s, the check's time limit for one call, though the "
+                "check stopped it again and again: your code seems to catch every exception, the check's stop "
+                f"included (`except BaseException:` or a bare `except:`), so {ended}. Catch only the errors "
+                "you expect, and look for an endless loop: the reference answers take milliseconds")
+    return (f"a call of `{name}` was still running{took}, past the check's time limits, where no stop could "
+            "reach it (a long computation inside NumPy or torch, signals blocked, or code that catches every "
+            f"exception), so {ended.replace(took, '')}. The reference answers take milliseconds: look for a "
+            "far larger computation than the question needs, or an endless loop")
 
 
 def changed_inputs_message(call_text: str, names: Sequence[str], outcome: Outcome) -> str | None:
@@ -576,6 +640,9 @@ class ValueQuestion(Question):
                 values = None
             if values is None or not np.issubdtype(values.dtype, np.number):
                 return False, f"`{self.name}` should hold {expected.size} numbers (a list or an array), not {_short(got)}"
+            if values.size == expected.size and values.shape != expected.shape:
+                flat = f": give a flat list of {expected.size} numbers" if expected.ndim == 1 else ""
+                return False, f"`{self.name}` has shape {values.shape}; expected {expected.shape}{flat}"
             if values.shape != expected.shape:
                 return False, f"`{self.name}` holds {values.size} numbers; expected {expected.size}"
         elif isinstance(expected, (int, float)) and (isinstance(got, bool) or not isinstance(got, (int, float))):
@@ -593,14 +660,15 @@ class ChoiceQuestion(Question):
       this one is wrong, as a wrong try shows anyway), the right one its own sentence.
     * Several: the feedback must not be an oracle for the letters (one verdict per try lets a blind guesser
       through in a few tries, faster than a reader). Every wrong answer gets the same sentence, which lists
-      ``ideas``, the idea each statement turns on (never its verdict); a right answer gets every option's
+      ``ideas``, where each statement is decided: the table it reads or the chapter's section to reread
+      (never the statement's crux, which would read off its verdict); a right answer gets every option's
       sentence, verdicts and reasons.
     """
 
     answer: str = ""
     options: dict = field(default_factory=dict)      # letter -> why the option is right or wrong
     single: bool = False
-    ideas: dict = field(default_factory=dict)        # several answers: letter -> what the statement turns on
+    ideas: dict = field(default_factory=dict)        # several answers: letter -> where it is decided
 
     def __post_init__(self):
         if not self.single and set(self.ideas) != set(self.options):
@@ -620,10 +688,11 @@ class ChoiceQuestion(Question):
                                     f"{reason}" for letter, (true, reason) in statements.items()}, **fields)
 
     def not_yet(self) -> str:
-        """What every wrong answer of a question with several right options gets: the ideas, no verdict."""
+        """What every wrong answer of a question with several right options gets: where each statement is
+        decided, no verdict."""
         ideas = "; ".join(f"({letter}) {idea}" for letter, idea in self.ideas.items())
         return ("not yet: at least one letter is wrong or missing. The check does not say which (a guess would "
-                "be no shortcut): decide each statement again on its own. What each one turns on: " + ideas)
+                "be no shortcut): decide each statement again on its own. Where to look again: " + ideas)
 
     @property
     def mistakes(self) -> tuple:
@@ -844,10 +913,12 @@ def checking_rules() -> str:
         "- **Arrays.** Where a question asks for a NumPy array, a torch tensor with the same values passes too.",
         "- **Inputs.** Leave the arrays and tensors your function receives as they were (compute on copies: "
         "`x = x + p`, not `x += p`): the check tests that they are unchanged after every call.",
-        "- **Choices.** Where several letters are right, a wrong answer is told what each statement turns on, "
-        "not which letter is wrong: decide each one on its own.",
+        "- **Choices.** Where several letters are right, a wrong answer is told where each statement is decided "
+        "(the table, or the chapter's section to reread), not which letter is wrong: decide each one on its own.",
         f"- **Time.** The check stops a call of your code after {call:g} s, and a question whose calls take "
-        f"{total:g} s together: the reference answers take milliseconds.",
+        f"{total:g} s together: the reference answers take milliseconds. On Linux (Colab, Binder) it runs "
+        "your code in a copy of your session, which it ends when a call will not stop: what your code "
+        "prints is shown, what it changes in your variables is not kept.",
         "- **Up to date.** When the cell that defines your answer failed the last time you ran it, the check "
         "says so instead of grading the version of an earlier run.",
     ]

@@ -5,7 +5,7 @@
   ``posenc.lib.reproducibility.seed_torch``, the one place torch is seeded;
 * ``summaries``: from runs or saved records to numbers, tables (:class:`Table`) and curves;
 * ``published``: the numbers the chapters quote from papers (``PUBLISHED``);
-* ``ch03`` ... ``ch08``: one module per chapter's experiment (chapters 5 and 6 build on chapter 4's, each
+* ``ch03`` ... ``ch10``: one module per chapter's experiment (chapters 5 and 6 build on chapter 4's, 9 on 8's, each
   module says on what);
 * ``registry`` (the sweeps by name) and ``results`` (result files, ``RESULTS_DIR``), and the command line
   ``python -m posenc.experiments run|replicate|lr-search|list`` (``__main__``).

@@ -100,13 +100,16 @@ class TextExperiment(Experiment):
 
     def measure(self, kind: str, model) -> dict[str, np.ndarray]:
         """Bits per character at each evaluation length, one curve per protocol."""
+        return {protocol: self.curve(model, protocol) for protocol in PROTOCOLS}
+
+    def curve(self, model, protocol: str = "nonoverlapping") -> np.ndarray:
+        """Bits per character of one protocol at each evaluation length."""
         valid = corpus_split()[1]
-        return {
-            "nonoverlapping": np.array([bits_per_character(nonoverlapping_cross_entropy(model, valid, n, self.eval_bytes))
-                                        for n in self.eval_lengths]),
-            "sliding": np.array([bits_per_character(sliding_cross_entropy(model, valid, n, n // 2, self.eval_bytes))
-                                 for n in self.eval_lengths]),
-        }
+        if protocol == "nonoverlapping":
+            return np.array([bits_per_character(nonoverlapping_cross_entropy(model, valid, n, self.eval_bytes))
+                             for n in self.eval_lengths])
+        return np.array([bits_per_character(sliding_cross_entropy(model, valid, n, n // 2, self.eval_bytes))
+                         for n in self.eval_lengths])
 
     def report(self, runs) -> str:
         return markdown_table(["method", "protocol"] + [f"{n} bytes" for n in self.eval_lengths],

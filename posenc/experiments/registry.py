@@ -39,6 +39,9 @@ SWEEPS = {
     "ch08": Sweep("posenc.experiments.ch08", "TextExperiment",
                   "byte-level language models on real text, read at 1, 2, 4 and 8 times the training length",
                   replicated=True),
+    "ch09": Sweep("posenc.experiments.ch09", "TodayExperiment",
+                  "the rotary variants of today's models on chapter 8's text, read at 1, 2, 4 and 8 times the "
+                  "training length", replicated=True),
     "ch10": Sweep("posenc.experiments.ch10", "GridExperiment",
                   "a token grid task trained on one grid and read on grids of other sizes, every 2-D position encoding",
                   replicated=True),

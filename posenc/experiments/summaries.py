@@ -85,8 +85,9 @@ def block_steps(record, threshold: float = 0.1) -> float:
 
 def steps_of(run, threshold: float = 0.1) -> float:
     """Steps to a training loss below ``threshold``: ``steps_to_loss`` for a Run; for a saved record, which
-    keeps only the mean loss of every 10 steps, the last step of the first 10-step block below it (so to the
-    nearest 10 steps; one less than :func:`block_steps`, chapters 5 and 6 count this way). NaN if never."""
+    keeps only the mean loss of every 10 steps, the last step 10 k + 9 of the first 10-step block below it (a
+    resolution of 10 steps, never earlier than ``steps_to_loss`` of the same run; one less than
+    :func:`block_steps`, chapters 5 and 6 count this way). NaN if never."""
     if hasattr(run, "losses"):
         return steps_to_loss(run.losses, threshold)
     below = np.flatnonzero(np.asarray(run["loss_every_10_steps"]) < threshold)

@@ -20,7 +20,8 @@ through four hooks, each a no-op in the base class (which is NoPE):
 
 * ``prepare(query_positions, key_positions, dtype)``: once per forward pass, what every layer shares
   (T5's and ALiBi's bias matrices, Shaw's offset indices, RoPE's cos and sin);
-* ``turn(q, k, state)``: RoPE's rotation of queries and keys;
+* ``turn(q, k, state, layer)``: RoPE's rotation of queries and keys (in every layer, or in some:
+  ``posenc.lib.rotary_variants.LayerwiseRotary``);
 * ``query_bias(q, state, layer, scale)``: a logit term that depends on the query (Shaw's key vectors);
 * ``value_term(weights, state, layer)``: a term added to the output (Shaw's value vectors).
 
@@ -65,7 +66,7 @@ class AttentionPosition(nn.Module):
     def prepare(self, query_positions: torch.Tensor, key_positions: torch.Tensor, dtype) -> dict:
         return {}
 
-    def turn(self, q: torch.Tensor, k: torch.Tensor, state: dict):
+    def turn(self, q: torch.Tensor, k: torch.Tensor, state: dict, layer: int = 0):
         return q, k
 
     def query_bias(self, q: torch.Tensor, state: dict, layer: int, scale: float):
@@ -200,12 +201,13 @@ class RotaryPosition(AttentionPosition):
         return self.extend("none")
 
     def extend(self, method: str, scale: float = 1.0, train_length: int | None = None, alpha: float = 1.0,
-               beta: float = 32.0) -> "RotaryPosition":
+               beta: float = 32.0, ramp: str = "paper") -> "RotaryPosition":
         """Switch a context extension on: "pi", "ntk", "yarn" (or "none"), for the scale factor s = L' / L.
 
-        See ``posenc.lib.extension.extension_settings``; YaRN also needs the training length L.
+        See ``posenc.lib.extension.extension_settings``; YaRN also needs the training length L, and takes
+        the paper's ramp or, with ``ramp="code"``, that of the authors' code.
         """
-        settings = extension_settings(method, scale, self.d_rot, self.base, train_length, alpha, beta)
+        settings = extension_settings(method, scale, self.d_rot, self.base, train_length, alpha, beta, ramp)
         self.extension, self.scale = method, float(scale)
         self.position_scale, self.logit_scale = settings["position_scale"], settings["logit_scale"]
         self.omega = settings["omega"].to(self.omega.device)
@@ -218,7 +220,7 @@ class RotaryPosition(AttentionPosition):
         query = cos_sin(query_positions)
         return {"query": query, "key": query if key_positions is query_positions else cos_sin(key_positions)}
 
-    def turn(self, q, k, state):
+    def turn(self, q, k, state, layer=0):
         return rotate(q, *state["query"], self.layout), rotate(k, *state["key"], self.layout)
 
     def extra_repr(self) -> str:
@@ -318,8 +320,9 @@ class SelfAttention(nn.Module):
         nn.init.zeros_(self.in_proj_bias)
         nn.init.zeros_(self.out_proj.bias)
 
-    def project(self, x: torch.Tensor, context: AttentionContext):
-        """Queries, keys and values, each (batch, heads, n, d_head), queries and keys turned by the method.
+    def project(self, x: torch.Tensor, context: AttentionContext, layer: int = 0):
+        """Queries, keys and values, each (batch, heads, n, d_head), queries and keys turned by the method
+        (as it turns them in ``layer``).
 
         The projections run on the sequence-first view (n, batch, d_model), as ``nn.MultiheadAttention``
         does: the same numbers summed in the same order, so training reproduces a model built with torch's
@@ -327,7 +330,7 @@ class SelfAttention(nn.Module):
         """
         qkv = F.linear(x.transpose(0, 1), self.in_proj_weight, self.in_proj_bias)      # (n, batch, 3 d_model)
         q, k, v = qkv.unflatten(-1, (3, self.num_heads, self.head_dim)).permute(2, 1, 3, 0, 4)
-        q, k = context.position.turn(q, k, context.state)
+        q, k = context.position.turn(q, k, context.state, layer)
         return q, k, v
 
     def scale(self, context: AttentionContext) -> float:
@@ -338,7 +341,7 @@ class SelfAttention(nn.Module):
         """Every logit e_ij, (batch, heads, n, n): q.k / sqrt(d_head) plus the method's terms; -inf where
         the causal mask hides a key."""
         context = context or AttentionContext()
-        q, k, _ = _qkv if _qkv is not None else self.project(x, context)
+        q, k, _ = _qkv if _qkv is not None else self.project(x, context, layer)
         scale = self.scale(context)
         logits = (q * scale) @ k.transpose(-2, -1)
         mask = self._mask(q, context, layer, scale, explicit=True)
@@ -364,7 +367,7 @@ class SelfAttention(nn.Module):
             raise ValueError("this is self-attention: key and value must be the query tensor itself")
         context = context or AttentionContext()
         batch, n, _ = query.shape
-        q, k, v = self.project(query, context)
+        q, k, v = self.project(query, context, layer)
         weights = None
         if need_weights or context.position.needs_weights:
             weights = torch.softmax(self.logits(query, context, layer, _qkv=(q, k, v)), dim=-1)

@@ -6,7 +6,7 @@
   relative bias it is b(j - i); for Shaw it is q_i . a^K_clip(j - i) / sqrt(d_head); for RoPE what the
   rotation changes.
 * The costs (``method_costs``): trainable parameters of the method, the memory autograd keeps for the
-  backward pass (``saved_tensor_bytes``) and the time of a forward pass and of a training step, per method
+  backward pass (``saved_tensor_bytes``) and the CPU time of a forward pass and of a training step, per method
   and sequence length (the ALiBi paper's published measurements are in ``posenc.experiments.published``).
 
 Chapter 5's sweep, every method trained at the training length, is ``posenc.experiments.ch05``.
@@ -72,20 +72,34 @@ def saved_tensor_bytes(function, *args, **kwargs) -> int:
     return sum(storages.values())
 
 
+def cpu_seconds(call, *args, **kwargs) -> float:
+    """The CPU time the calling thread spends in ``call(*args, **kwargs)``, in seconds.
+
+    Unlike a wall clock it leaves out the time that other work on a shared machine takes meanwhile, so it
+    is steady under load. It counts this thread only: time torch code with one torch thread
+    (``torch.set_num_threads(1)``), or the work of the others is missed. The backward pass of CPU tensors
+    runs on the thread that calls it, so a training step is counted whole.
+    """
+    start = time.thread_time()
+    call(*args, **kwargs)
+    return time.thread_time() - start
+
+
 @torch.no_grad()
 def forward_seconds(model: nn.Module, tokens: torch.Tensor) -> float:
-    """The time of one forward pass without gradients, in seconds."""
-    start = time.perf_counter()
-    model(tokens)
-    return time.perf_counter() - start
+    """The CPU time (``cpu_seconds``) of one forward pass under ``torch.no_grad()``, in seconds.
+
+    Without gradients no tensor needs one, a learned bias included (``torch.is_grad_enabled()`` is False
+    inside: tests/test_comparison.py checks it).
+    """
+    return cpu_seconds(model, tokens)
 
 
 def training_step_seconds(model: nn.Module, tokens: torch.Tensor) -> float:
-    """The time of one forward and backward pass (a training step without the optimiser), in seconds."""
+    """The CPU time (``cpu_seconds``) of one forward and backward pass (a training step without the optimiser),
+    in seconds."""
     model.zero_grad(set_to_none=True)
-    start = time.perf_counter()
-    model(tokens).sum().backward()
-    return time.perf_counter() - start
+    return cpu_seconds(lambda: model(tokens).sum().backward())
 
 
 def tiny_model(method: str, max_len: int, vocab_size: int = 16, d_model: int = 32, n_heads: int = 2,
@@ -102,13 +116,15 @@ def method_costs(methods=("none", "sinusoidal", "learned", "shaw", "t5", "alibi"
     * ``parameters``: the position method's trainable parameters;
     * ``saved_bytes``: what one training forward pass keeps for the backward pass, and ``extra_bytes``,
       the same minus that of the model without position ("none");
-    * ``forward_seconds`` and ``step_seconds``: a forward pass without gradients and a forward and backward
-      pass, the fastest of ``rounds`` rounds in which the methods take turns (other work on the machine
-      only ever adds time, and taking turns gives every method the same chances of a quiet moment), and
-      their ratios ``forward_ratio`` and ``step_ratio`` to ``time_baseline`` (the sinusoidal model, as in
-      the ALiBi paper's comparison).
+    * ``forward_seconds`` and ``step_seconds``: the CPU time (``cpu_seconds``) of a forward pass under
+      ``torch.no_grad()`` and of a forward and backward pass, the least of ``rounds`` rounds in which the
+      methods take turns (CPU time leaves out most of what other work on the machine adds, and taking
+      turns gives every method the same chances with the rest: caches, clock speed), and their ratios
+      ``forward_ratio`` and ``step_ratio`` to ``time_baseline`` (the sinusoidal model, as in the ALiBi
+      paper's comparison).
 
-    Memory is exact and repeatable; times vary with the machine and its load. Run with one torch thread.
+    Memory is exact and repeatable; times vary with the machine. The measurement runs with one torch
+    thread (the number of threads is restored afterwards), so that the CPU time of this thread is all of it.
     """
     unknown = [m for m in (*methods, time_baseline) if m not in METHODS]
     if unknown:
@@ -122,11 +138,7 @@ def method_costs(methods=("none", "sinusoidal", "learned", "shaw", "t5", "alibi"
         measured = {method: {"method": method, "length": length, "parameters": position_parameters(model),
                              "saved_bytes": saved_tensor_bytes(lambda: model(tokens).sum())}
                     for method, model in models.items()}
-        times = {method: ([], []) for method in everything}
-        for _ in range(rounds):
-            for method, model in models.items():
-                times[method][0].append(forward_seconds(model, tokens))
-                times[method][1].append(training_step_seconds(model, tokens))
+        times = _interleaved_times(models, tokens, rounds)
         for method in everything:
             measured[method]["forward_seconds"] = min(times[method][0])
             measured[method]["step_seconds"] = min(times[method][1])
@@ -138,3 +150,18 @@ def method_costs(methods=("none", "sinusoidal", "learned", "shaw", "t5", "alibi"
             row["step_ratio"] = row["step_seconds"] / base["step_seconds"]
             rows.append(row)
     return rows
+
+
+def _interleaved_times(models: dict, tokens: torch.Tensor, rounds: int) -> dict:
+    """Per method, the lists (forward, training step) of CPU times over ``rounds`` rounds, on one thread."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        times = {method: ([], []) for method in models}
+        for _ in range(rounds):
+            for method, model in models.items():
+                times[method][0].append(forward_seconds(model, tokens))
+                times[method][1].append(training_step_seconds(model, tokens))
+    finally:
+        torch.set_num_threads(threads)
+    return times

@@ -10,7 +10,10 @@ familiar territory; notation as in ``posenc.lib.rotary`` (pair i of a rotated wi
   b' = b s^(d / (d - 2)), which leaves the fastest pair (omega_0 = 1) alone and slows the slowest one by
   exactly s.
 * YaRN (Peng et al. 2023): "NTK-by-parts" interpolation, which slows only the pairs whose wavelength is long
-  compared with L, plus a temperature on the logits.
+  compared with L, plus a temperature on the logits. Its ramp comes in two forms: the paper's equation
+  (``yarn_ramp``, linear in the number of turns; the default) and the authors' code, which Hugging Face
+  follows (``yarn_code_ramp``, linear in the pair index between rounded ends); ``ramp="code"`` picks the
+  second.
 
 ``extension_settings`` turns any of them into the three knobs of the course's rotary method
 (``posenc.lib.attention.RotaryPosition``): a position scale, a frequency vector, a logit scale.
@@ -27,6 +30,7 @@ from posenc.lib.encoding import DEFAULT_BASE
 from posenc.lib.rotary import rotary_frequencies
 
 METHODS = ("none", "pi", "ntk", "yarn")
+RAMPS = ("paper", "code")
 
 
 def _scale(scale) -> float:
@@ -70,8 +74,38 @@ def yarn_ramp(r, alpha: float = 1.0, beta: float = 32.0) -> torch.Tensor:
     return ((r - alpha) / (beta - alpha)).clamp(0.0, 1.0)
 
 
+def yarn_code_ramp(d: int, train_length: int, base: float = DEFAULT_BASE, alpha: float = 1.0,
+                   beta: float = 32.0) -> torch.Tensor:
+    """YaRN's ramp as the authors' reference code and Hugging Face's ``_compute_yarn_parameters`` compute it:
+    gamma_i for each pair i of a rotated width d.
+
+    Solving r_i = L omega_i / (2 pi) = r for i gives the pair that makes r turns over L,
+    i(r) = d ln(L / (2 pi r)) / (2 ln b). The code rounds outwards, low = max(floor(i(beta)), 0) and
+    high = ceil(i(alpha)) (at most d - 1), and ramps linearly in the pair index between them:
+    gamma_i = 1 - clip((i - low) / (high - low), 0, 1) (high is nudged by 0.001 when the two are equal).
+    Pairs up to ``low`` keep their frequency and pairs from ``high`` on are interpolated, as in the paper;
+    between them this is linear in i where the paper's ``yarn_ramp`` is linear in r, which falls
+    exponentially with i. And since ``low`` is at least 0, the code keeps the fastest pair whatever L.
+    """
+    if d < 2 or d % 2:
+        raise ValueError(f"the rotated width d must be even and >= 2, got {d}")
+    if not alpha < beta:
+        raise ValueError(f"the ramp needs alpha < beta, got alpha={alpha}, beta={beta}")
+    if train_length <= 0:
+        raise ValueError(f"the training length L must be positive, got {train_length}")
+
+    def pair_of(turns: float) -> float:
+        return d * math.log(train_length / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = max(math.floor(pair_of(beta)), 0), min(math.ceil(pair_of(alpha)), d - 1)
+    if low == high:
+        high += 0.001
+    pairs = torch.arange(d // 2, dtype=torch.float64)
+    return 1 - ((pairs - low) / (high - low)).clamp(0.0, 1.0)
+
+
 def yarn_frequencies(d: int, scale: float, train_length: int, base: float = DEFAULT_BASE,
-                     alpha: float = 1.0, beta: float = 32.0) -> torch.Tensor:
+                     alpha: float = 1.0, beta: float = 32.0, ramp: str = "paper") -> torch.Tensor:
     """YaRN's "NTK-by-parts" frequencies h(omega_i) = (1 - gamma(r_i)) omega_i / s + gamma(r_i) omega_i.
 
     Peng et al. (2023), eqs. 17-20: the wavelength of pair i is lambda_i = 2 pi / omega_i and
@@ -79,12 +113,18 @@ def yarn_frequencies(d: int, scale: float, train_length: int, base: float = DEFA
     alpha times (gamma = 0) are interpolated like position interpolation (omega_i / s); pairs that turn more
     than beta times (gamma = 1) keep omega_i; in between the two mix linearly in r. Positions are not scaled.
 
-    (Hugging Face's and the YaRN repository's code use a ramp linear in the pair index i between rounded
-    ends, which agrees with this one at the ends only.)
+    ``ramp="code"`` takes gamma from ``yarn_code_ramp`` instead, as the YaRN repository's and Hugging Face's
+    code do: linear in the pair index i between rounded ends. For Llama 2 (d = 128, L = 4096) the two keep
+    and interpolate the same pairs and differ by up to 0.37 in gamma between them; for a small head trained
+    on a short L they can differ in which pairs are kept at all.
     """
+    if ramp not in RAMPS:
+        raise ValueError(f"ramp must be one of {RAMPS}, got {ramp!r}")
     omega = rotary_frequencies(d, base)
-    turns = train_length * omega / (2 * math.pi)
-    gamma = yarn_ramp(turns, alpha, beta)
+    if ramp == "code":
+        gamma = yarn_code_ramp(d, train_length, base, alpha, beta)
+    else:
+        gamma = yarn_ramp(train_length * omega / (2 * math.pi), alpha, beta)
     return (1 - gamma) * omega / _scale(scale) + gamma * omega
 
 
@@ -103,12 +143,14 @@ def yarn_logit_scale(scale: float) -> float:
 
 
 def extension_settings(method: str, scale: float = 1.0, d: int = 2, base: float = DEFAULT_BASE,
-                       train_length: int | None = None, alpha: float = 1.0, beta: float = 32.0) -> dict:
+                       train_length: int | None = None, alpha: float = 1.0, beta: float = 32.0,
+                       ramp: str = "paper") -> dict:
     """The knobs of a rotary method for one extension: ``position_scale``, ``omega``, ``logit_scale``.
 
     method: "none" (plain RoPE), "pi" (positions times 1 / s), "ntk" (the base b s^(d/(d-2))) or "yarn"
-    (NTK-by-parts frequencies for training length ``train_length`` and the temperature). d is the rotated
-    width of a head and ``base`` the base the model was trained with.
+    (NTK-by-parts frequencies for training length ``train_length`` and the temperature; ``ramp`` "paper" or
+    "code", see ``yarn_frequencies``). d is the rotated width of a head and ``base`` the base the model was
+    trained with.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -121,6 +163,6 @@ def extension_settings(method: str, scale: float = 1.0, d: int = 2, base: float 
     elif method == "yarn":
         if train_length is None:
             raise ValueError("YaRN needs the training length L (train_length)")
-        settings["omega"] = yarn_frequencies(d, scale, train_length, base, alpha, beta)
+        settings["omega"] = yarn_frequencies(d, scale, train_length, base, alpha, beta, ramp)
         settings["logit_scale"] = yarn_logit_scale(scale)
     return settings

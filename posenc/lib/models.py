@@ -161,7 +161,7 @@ class TinyTransformer(nn.Module):
     def attention_input(self, tokens: torch.Tensor, layer: int = 0, positions=None):
         """What one layer's attention reads: ``(self_attn, x, context, layer)`` with x = LN(input of the
         layer), so that ``self_attn.logits(x, context, layer)`` are its logits (``attention_logits``) and
-        ``self_attn.project(x, context)`` its queries, keys and values."""
+        ``self_attn.project(x, context, layer)`` its queries, keys and values."""
         if not -len(self.encoder.layers) <= layer < len(self.encoder.layers):
             raise ValueError(f"layer must be in 0..{len(self.encoder.layers) - 1}, got {layer}")
         layer = layer % len(self.encoder.layers)
@@ -302,15 +302,16 @@ def _rotary(model: TinyTransformer) -> RotaryPosition:
 
 
 def extended_copy(model: TinyTransformer, method: str, scale: float, train_length: int | None = None,
-                  alpha: float = 1.0, beta: float = 32.0) -> TinyTransformer:
+                  alpha: float = 1.0, beta: float = 32.0, ramp: str = "paper") -> TinyTransformer:
     """A copy of a rotary model with a context extension switched on ("pi", "ntk", "yarn" or "none").
 
     The weights are copied unchanged: evaluate the copy as it is (no retraining), or fine-tune it with
-    ``train``. The original model is left alone. See ``RotaryPosition.extend``.
+    ``train``. The original model is left alone. See ``RotaryPosition.extend`` (YaRN's ``ramp``: "paper"
+    or "code").
     """
     _rotary(model)
     clone = copy.deepcopy(model)
-    clone.position.extend(method, scale, train_length, alpha, beta)
+    clone.position.extend(method, scale, train_length, alpha, beta, ramp)
     return clone
 
 

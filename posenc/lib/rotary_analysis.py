@@ -131,8 +131,8 @@ class PairAblation(AttentionPosition):
     def prepare(self, query_positions, key_positions, dtype) -> dict:
         return self.rotary.prepare(query_positions, key_positions, dtype)
 
-    def turn(self, q, k, state):
-        q, k = self.rotary.turn(q, k, state)
+    def turn(self, q, k, state, layer=0):
+        q, k = self.rotary.turn(q, k, state, layer)
         keep = self.keep.to(q.dtype)
         return q * keep, k * keep
 
@@ -174,7 +174,7 @@ def pair_norms(model: TinyTransformer, tokens: torch.Tensor, layer: int = 0) -> 
     pair's length, so this is also the size of the pair before the rotation."""
     rotary = _rotary_of(model)
     attention, x, context, layer = model.attention_input(tokens, layer)
-    q, k, _ = attention.project(x, context)
+    q, k, _ = attention.project(x, context, layer)
     n_pairs = rotary.d_rot // 2
     out = {}
     for name, vectors in (("query", q), ("key", k)):

@@ -76,8 +76,10 @@ check("q2")
 # positional ones, and return $x W_x + p W_p$. (The check compares your result with
 # `np.concatenate([x, p], axis=1) @ w`.) An answer that builds the concatenation fails: the check notes
 # when your function hands its inputs to `np.concatenate`, `np.hstack`, `np.column_stack`, `np.block` or
-# `np.append`, and it also gives a `p` with a single row, shape `(1, d_p)`, shared by every position, which
-# the sum of projections broadcasts while a concatenation cannot even be built. Leave `x`, `p` and `w` as
+# `np.append`, or multiplies all `d_x + d_p` rows of `w` by one array, however that array was made (it
+# watches NumPy only: it cannot see into torch code, where the rule holds all the same). It also gives a
+# `p` with a single row, shape `(1, d_p)`, shared by every position, which the sum of projections
+# broadcasts while a concatenation cannot even be built. Leave `x`, `p` and `w` as
 # they are (slicing `w` makes views to read, not copies to write into): the check tests that they are
 # unchanged.
 

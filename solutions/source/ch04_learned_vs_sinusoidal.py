@@ -30,7 +30,9 @@ check = checker("ch04")
 #
 # Write a module `LearnedPositionalEmbedding(max_len, d_model)` that holds a **trainable** table with one
 # row of `d_model` numbers per position `0 .. max_len - 1`, and whose `forward(x)` returns `x` plus the rows
-# for positions `0 .. n - 1`, where `n = x.shape[1]`. The same rows are added to every sequence of the batch.
+# for positions `0 .. n - 1`, where `n = x.shape[1]`. The same rows are added to every sequence of the batch,
+# and nothing else is done: no dropout (PyTorch's tutorial applies it here; the model around the module
+# decides that).
 #
 # `nn.Embedding(max_len, d_model)` or an `nn.Parameter` of shape `(max_len, d_model)` both work. The check
 # replaces the values of your table with its own before it runs your module, so your initialisation does not
@@ -67,8 +69,8 @@ check("q1")
 # optimiser would receive it, and parameter counts would include it), but it must follow the module when it
 # moves, e.g. with `.to(device)` or `.double()`. `self.register_buffer(name, tensor)` does exactly that.
 # The output has the dtype of `x` (the check's `x` is float32, torch's default): a float64 table would
-# promote `x + pe` to float64, and the next `nn.Linear` would raise. As in question 1, `x` must stay
-# unchanged.
+# promote `x + pe` to float64, and the next `nn.Linear` would raise. As in question 1, no dropout, and `x`
+# must stay unchanged.
 #
 # *Hint:* write `forward` with one slicing expression, and think about which axis of `x` is the sequence.
 

@@ -116,8 +116,8 @@ check("q3")
 #
 # {{ posenc.exercises.checks.ch07:curve_table }}
 #
-# Which statements does this measurement support? Assign the letters of **all** supported statements to
-# `curve_statements`, e.g. `"bd"`.
+# Which statements follow from this measurement and from how it was made (the model and its reading)?
+# Assign the letters of **all** the statements that follow to `curve_statements`, e.g. `"bd"`.
 #
 # - a. On positions 32..63, every seed's accuracy is at most one fifth.
 # - b. A rotary language model trained at $L$ would lose its quality between $2L$ and $4L$ in the same way.

@@ -6,7 +6,7 @@ import numpy as np
 
 from posenc.exercises.framework import (
     ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, LibObject, Mistake, ValueQuestion,
-    compare_number, describe_mismatch,
+    array_of, compare_number, describe_mismatch,
 )
 from posenc.lib.order import AttentionLayer, softmax as _softmax
 
@@ -66,6 +66,10 @@ def _attention_probes(seed):
     return probes
 
 
+GLOBAL_MAX = ("the softmax subtracts the largest score of the whole matrix, not each row's own maximum: in a "
+              "row whose scores all lie hundreds below it, every np.exp underflows to 0 and 0 / 0 is nan; "
+              "subtract each row's maximum (scores.max(axis=1, keepdims=True))")
+
 ATTENTION_MISTAKES = [
     Mistake("the scores are not divided by sqrt(d_k)", lambda *a: self_attention(*a, scale="none")),
     Mistake("the scores are divided by sqrt(d_model); the scale is sqrt(d_k), the width of the keys",
@@ -80,10 +84,7 @@ ATTENTION_MISTAKES = [
             lambda *a: self_attention(*a, normalise="whole")),
     Mistake("there is no softmax: the scores weight the values directly",
             lambda *a: self_attention(*a, use_softmax=False)),
-    Mistake("the softmax subtracts the largest score of the whole matrix, not each row's own maximum: in a "
-            "row whose scores all lie hundreds below it, every np.exp underflows to 0 and 0 / 0 is nan; "
-            "subtract each row's maximum (scores.max(axis=1, keepdims=True))",
-            lambda *a: self_attention(*a, normalise="global max")),
+    Mistake(GLOBAL_MAX, lambda *a: self_attention(*a, normalise="global max")),
 ]
 
 UNSTABLE = ("the softmax is not numerically stable: with scores in the thousands np.exp overflows to inf and "
@@ -92,8 +93,10 @@ UNSTABLE = ("the softmax is not numerically stable: with scores in the thousands
 
 
 def _compare_attention(got, expected, args):
-    if isinstance(got, np.ndarray) and got.shape == expected.shape and np.issubdtype(got.dtype, np.number) \
-            and np.isinf(got).any() | (np.isnan(got).any() and _overflows(*args)) and np.isfinite(expected).all():
+    values = array_of(got)
+    if values is not None and values.shape == expected.shape and np.issubdtype(values.dtype, np.number) \
+            and np.isinf(values).any() | (np.isnan(values).any() and _overflows(*args)) \
+            and np.isfinite(expected).all():
         return UNSTABLE
     return describe_mismatch(got, expected, what="output")
 
@@ -195,20 +198,22 @@ MASK_MISTAKES = [
 
 def _compare_mask(got, expected, args):
     problem = describe_mismatch(got, expected.astype(np.float64), what="mask")
-    if problem is None and got.dtype != bool:
-        return f"the pattern is right but the dtype is {got.dtype}; return booleans (True = hidden)"
+    if problem is None and array_of(got).dtype != bool:
+        return f"the pattern is right but the dtype is {array_of(got).dtype}; return booleans (True = hidden)"
     return problem
 
 
 # ---------------------------------------------------------------------------------------------------
 # q4: which operations ignore order (multiple choice)
 
+# Where each statement is decided: a section of chapter 0 to reread, never the statement's crux (which would
+# read off its verdict).
 ORDER_BLIND_IDEAS = {
-    "a": "what shuffling the input rows does to the output rows of attention without positions",
-    "b": "which tokens token t may see under a causal mask, and whether a shuffle changes that",
-    "c": "whether a sum depends on the order of its terms",
-    "d": "whether a layer that sees one row at a time can know where the row stands",
-    "e": "what adding a positional vector does to the same token at another place",
+    "a": 'chapter 0, "Self-attention in a few lines" and the section after it',
+    "b": 'chapter 0, "What a causal mask changes"',
+    "c": 'chapter 0, the section on "Dog bites man" and "man bites dog"',
+    "d": 'chapter 0, "Multi-head attention is no different"',
+    "e": 'chapter 0, "Adding positions breaks the symmetry"',
 }
 
 ORDER_BLIND_OPTIONS = {
@@ -258,11 +263,16 @@ def causal_attention(x, w_q, w_k, w_v):
     return AttentionLayer(w_q, w_k, w_v, causal=True)(x)
 
 
-def _masked_attention(x, w_q, w_k, w_v, *, fill=-np.inf, order="before", k=1, renormalise=False):
-    """Causal attention with one deliberate mistake in how the future is hidden."""
+def _masked_attention(x, w_q, w_k, w_v, *, fill=-np.inf, order="before", k=1, renormalise=False,
+                      shift="rows"):
+    """Causal attention with one deliberate mistake in how the future is hidden (or, ``shift="global"``,
+    in how the softmax is kept stable)."""
     scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_k.shape[1])
     hidden = np.triu(np.ones(scores.shape, dtype=bool), k=k)
-    if order == "before":
+    if shift == "global":
+        weights = np.where(hidden, 0.0, np.exp(scores - scores.max()))
+        weights = weights / weights.sum(axis=1, keepdims=True)
+    elif order == "before":
         weights = _softmax(np.where(hidden, fill, scores))
     else:
         weights = np.where(hidden, 0.0, _softmax(scores))
@@ -281,7 +291,22 @@ def _causal_probes(seed):
     for n, d_model, d_k, d_v in [(4, 6, 3, 3), (6, 8, 4, 4), (1, 4, 2, 2), (int(rng.integers(5, 12)), 5, 3, 6)]:
         x = rng.normal(size=(n, d_model))
         probes.append((x, *(rng.normal(size=(d_model, d)) for d in (d_k, d_k, d_v))))
+    probes.append(_large_causal_probe(rng))
     return probes
+
+
+def _large_causal_probe(rng):
+    """Scores up to LARGE_SCORE, each row's largest score a visible one (on the diagonal), so that only a
+    stable softmax survives: queries and keys are the same vectors (w_k = w_q), every token's of one length
+    (a query's largest score is its own key's), the first token's 20 times shorter (its one visible score
+    lies far below the matrix's maximum: shifting every row by that maximum underflows there). A softmax
+    over the whole row, masked and renormalised afterwards, is stable on it too."""
+    n, d_model, d_k, d_v = 5, 6, 3, 4
+    x, w_q, w_v = rng.normal(size=(n, d_model)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v))
+    x /= np.linalg.norm(x @ w_q, axis=1, keepdims=True)
+    x[0] /= 20
+    w_q = w_q * np.sqrt(LARGE_SCORE * np.sqrt(d_k))
+    return x, w_q, w_q.copy(), w_v
 
 
 def _past_hidden(x, w_q, w_k, w_v):
@@ -299,6 +324,7 @@ CAUSAL_MISTAKES = [
     Mistake("the diagonal is hidden too: a token may attend to itself, and the first token sees nothing "
             "else (use k=1 in np.triu)",
             lambda *a: _masked_attention(*a, k=0)),
+    Mistake(GLOBAL_MAX, lambda *a: _masked_attention(*a, shift="global")),
 ]
 
 
@@ -322,7 +348,6 @@ EXERCISES = ExerciseSet("ch00", "Why order matters", [
                   expected=first_token_weights, mistakes=Q5_MISTAKES),
     FindTheBugQuestion(qid="q6", title="Find the bug: causal attention", name="causal_attention", points=2,
                        probes=_causal_probes, reference=causal_attention, bug=_handed_out_attention,
-                       mistakes=CAUSAL_MISTAKES,
-                       compare=lambda got, expected, args: describe_mismatch(got, expected, what="output"),
-                       describe_args=lambda a: f"x of shape {a[0].shape}, d_k={a[2].shape[1]}"),
+                       mistakes=CAUSAL_MISTAKES, compare=_compare_attention,
+                       describe_args=_describe_attention_args),
 ])

@@ -9,7 +9,7 @@ import numpy as np
 from posenc.lib import combining
 from posenc.exercises.framework import (
     ChoiceQuestion, ExerciseSet, FunctionQuestion, Mistake, ValueQuestion, compare_number, describe_mismatch,
-    kind_of,
+    array_of, kind_of,
 )
 from posenc.lib.encoding import sinusoidal_encoding
 
@@ -55,8 +55,8 @@ PARAM_MISTAKES = [
 
 
 def _compare_int(got, expected, args):
-    if isinstance(got, np.ndarray) and got.size == 1:
-        got = got.item()
+    if array_of(got) is not None and array_of(got).size == 1:
+        got = array_of(got).item()
     if isinstance(got, bool) or not isinstance(got, (int, float)):
         return f"expected a number of parameters (an int), got {kind_of(got)}"
     if got != expected:
@@ -102,8 +102,9 @@ CONCAT_MISTAKES = [
 
 def _compare_concat(got, expected, args):
     x, p = args
-    if isinstance(got, np.ndarray) and got.shape == x.shape[:1] + (2 * x.shape[1],) + x.shape[2:]:
-        return (f"the result has shape {got.shape}: twice as many positions as x; concatenate along the "
+    values = array_of(got)
+    if values is not None and values.shape == x.shape[:1] + (2 * x.shape[1],) + x.shape[2:]:
+        return (f"the result has shape {values.shape}: twice as many positions as x; concatenate along the "
                 f"last (feature) axis, axis=-1, to get {expected.shape}")
     return describe_mismatch(got, expected, what="concatenated input")
 
@@ -135,11 +136,12 @@ def _blocks(x, w):
     return w[: x.shape[1]], w[x.shape[1]:]
 
 
-# Building [x; p] is what the question asks to avoid; these are the functions that build it.
+# Building [x; p] is what the question asks to avoid: these are the functions that build it, and however it
+# was built (np.zeros and slices, np.pad), it then meets the whole of w in one product.
 CONCATENATIONS = ("concatenate", "hstack", "column_stack", "block", "append")
-BUILT_CONCATENATION = ("built the concatenation [x; p], which the question asks you to avoid: split w into the "
-                       "block W_x that meets the token features and W_p that meets the positional ones, and "
-                       "return x W_x + p W_p")
+BUILT_CONCATENATION = ("built the concatenation [x; p] or used all of w in one product, which the question asks "
+                       "you to avoid: split w into the block W_x that meets the token features and W_p that "
+                       "meets the positional ones, and return x W_x + p W_p")
 
 PROJECTION_MISTAKES = [
     Mistake("the position part is missing: you computed p W_p but never added it to x W_x (a line like "
@@ -219,7 +221,8 @@ def _compare_terms(got, expected, args):
     if isinstance(got, (tuple, list)):
         return ("return one NumPy array of shape (4, n, n), e.g. np.stack([tt, tp, pt, pp]), "
                 f"not {kind_of(got)}")
-    if isinstance(got, np.ndarray) and got.shape == expected.shape[1:] and np.allclose(got, expected.sum(0)):
+    values = array_of(got)
+    if values is not None and values.shape == expected.shape[1:] and np.allclose(values, expected.sum(0)):
         return "that is the sum of the four terms, the full logit matrix; return the four terms separately"
     return describe_mismatch(got, expected, what="stack of terms")
 
@@ -278,8 +281,8 @@ def _input_error_hint(args, error):
     if tokens.ndim == 2:
         return (f" (here tokens is a batch of shape {tokens.shape}: the sequence length is tokens.shape[-1], "
                 "not len(tokens), and pe[:n] broadcasts over the batch)")
-    return (f" (pe has shape {pe.shape}: one row per position, so the first n positions are pe[:n], not "
-            "pe[:, :n])")
+    return (f" (pe has shape {pe.shape}, one row for each of max_len = {pe.shape[0]} positions: add only its "
+            f"first n rows, pe[:n], with n = tokens.shape[-1] = {tokens.shape[-1]})")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -382,7 +385,7 @@ EXERCISES = ExerciseSet("ch03", "Addition vs concatenation", [
     FunctionQuestion(qid="q3", title="The same projection as a sum", name="sum_of_projections", points=2,
                      probes=_projection_probes, reference=combining.sum_of_projections,
                      mistakes=PROJECTION_MISTAKES, describe_args=_shapes, error_hint=_projection_error_hint,
-                     forbidden=CONCATENATIONS, forbidden_message=BUILT_CONCATENATION,
+                     forbidden=CONCATENATIONS, unsplit=("w",), forbidden_message=BUILT_CONCATENATION,
                      compare=lambda got, expected, args: describe_mismatch(got, expected, what="projection")),
     FunctionQuestion(qid="q4", title="The four attention terms", name="logit_terms", points=2,
                      probes=_terms_probes, reference=four_terms, mistakes=TERMS_MISTAKES,
@@ -395,7 +398,7 @@ EXERCISES = ExerciseSet("ch03", "Addition vs concatenation", [
                      describe_args=_shapes, error_hint=_input_error_hint,
                      compare=lambda got, expected, args: describe_mismatch(got, expected, what="input")),
     FunctionQuestion(qid="q6", title="Matching norms", name="matching_init_std", points=1,
-                     probes=_std_probes, reference=lambda d: combining.matching_init_std(d),
+                     probes=_std_probes, reference=lambda d_model: combining.matching_init_std(d_model),
                      mistakes=STD_MISTAKES, compare=lambda got, expected, args: compare_number(got, expected),
                      describe_args=lambda a: f"d_model={a[0]}"),
     ChoiceQuestion(qid="q7", title="What the layer after a concatenation sees", name="after_concatenation",

@@ -235,6 +235,9 @@ BATCH_AXIS = ("wrong broadcasting over the batch: sequence b got the row of posi
               "positions, as if the input were sequence-first (seq, batch, d); for batch-first input slice "
               "the table by x.size(1) and let it broadcast over dimension 0")
 FROM_ONE = "positions start at 0: row 0 of the table belongs to the first token"
+DROPOUT = ("some entries of the output are 0 and the others are x plus the rows scaled up by one factor, "
+           "1/(1 - p): that is dropout, which PyTorch's tutorial applies here. This module returns exactly x plus "
+           "its rows, with no dropout: the model around it decides that")
 LEARNED_FROM_ONE = (f"{FROM_ONE}. Your table has max_len + 1 rows, as if the positions ran from 1 to max_len: "
                     "make it nn.Embedding(max_len, d_model) (or a (max_len, d_model) parameter) and use rows "
                     "0..n-1")
@@ -243,6 +246,9 @@ LEARNED_BUFFER = ("the learned table is registered as a buffer, so it is never t
 LEARNED_ATTRIBUTE = ("the table is a plain tensor attribute: torch does not see it as a parameter, so it is "
                      "never trained (wrap it in nn.Parameter, or use nn.Embedding)")
 LEARNED_FROZEN = "the table has requires_grad=False: it is frozen, so nothing is learned"
+PADDING_ROW = ("row 0 of the table gets no gradient, while rows 1..n-1 do: that is nn.Embedding's padding_idx=0, "
+               "which freezes the row of a padding token's id; here row 0 is the first position, which must "
+               "learn like the others: leave out padding_idx")
 NO_GRADIENT = ("no gradient reaches the table: the output was computed from a detached copy (.data, .detach(), "
                "torch.tensor(...) or torch.no_grad()), so training cannot change the table")
 SIN_PARAMETER = ("the sinusoidal table is registered as a parameter: a fixed encoding must not appear in "
@@ -312,7 +318,31 @@ def _addition_problem(contexts, records, describe_call) -> str | None:
             first_problem = f"{describe_call(context)}: {problem}"
     if first_problem is None:
         return None
+    if _dropped_out(contexts, outputs):
+        return DROPOUT
     return _name_variant(ADDITION_VARIANTS, contexts, outputs) or first_problem
+
+
+def _dropped_out(contexts, outputs) -> bool:
+    """Whether the outputs are x + table[:n] through dropout: some entries 0, every other one scaled by the
+    same factor above 1 (1/(1 - p))."""
+    kept, expected_kept, dropped = [], [], 0
+    for context, got in zip(contexts, outputs):
+        expected = context["x"] + context["table"][: context["n"]]
+        if got is None or got.shape != expected.shape:
+            continue
+        zero = (got == 0) & (expected != 0)
+        dropped += int(zero.sum())
+        kept.append(got[~zero])
+        expected_kept.append(expected[~zero])
+    if not dropped or not kept:
+        return False
+    kept, expected_kept = np.concatenate(kept), np.concatenate(expected_kept)
+    large = np.abs(expected_kept) > 0.1 * np.abs(expected_kept).max(initial=0.0)
+    if not large.any():
+        return False
+    factor = float(np.median(kept[large] / expected_kept[large]))
+    return factor > 1 and within(kept, factor * expected_kept)
 
 
 def _learned_context(seed: int, index: int) -> dict:
@@ -326,7 +356,7 @@ class LearnedModuleQuestion(ModuleQuestion):
     """``cls(max_len, d_model)`` adds a trainable (max_len, d_model) table to batch-first input."""
 
     mistakes: tuple = _catalogued(LEARNED_BUFFER, LEARNED_ATTRIBUTE, LEARNED_FROZEN, NO_GRADIENT, WIDER_DTYPE,
-                                  LEARNED_FROM_ONE) + tuple(ADDITION_VARIANTS)
+                                  LEARNED_FROM_ONE, DROPOUT, PADDING_ROW) + tuple(ADDITION_VARIANTS)
     n_contexts = len(LEARNED_PROBES) + 1
 
     def context(self, seed, index):
@@ -362,6 +392,9 @@ class LearnedModuleQuestion(ModuleQuestion):
                 return False, NO_GRADIENT
             gradient = gradient.reshape(context["max_len"], -1)
             batch, n = context["x"].shape[0], context["n"]
+            if n > 1 and np.allclose(gradient[0], 0) and np.allclose(gradient[1:n], batch) \
+                    and np.allclose(gradient[n:], 0):
+                return False, PADDING_ROW
             if not (np.allclose(gradient[:n], batch) and np.allclose(gradient[n:], 0)):
                 return False, "the gradient of the table is not what x + table[:n] gives: rows 0..n-1 must be used once per sequence"
         return True, "correct"
@@ -416,7 +449,7 @@ class SinusoidalModuleQuestion(ModuleQuestion):
     """
 
     mistakes: tuple = _catalogued(SIN_PARAMETER, SIN_ATTRIBUTE, SIN_NO_BUFFER, SIN_BUFFER_UNUSED,
-                                  WIDER_DTYPE) + tuple(ADDITION_VARIANTS)
+                                  WIDER_DTYPE, DROPOUT) + tuple(ADDITION_VARIANTS)
     n_contexts = len(SINUSOIDAL_PROBES) + 1
 
     def context(self, seed, index):

@@ -503,8 +503,8 @@ class PredictionQuestion(ValueQuestion):
         if len(data) != 1:
             return False, TAMPERED
         got, expected = data[0], self.expected()
-        if isinstance(got, np.ndarray) and got.ndim == 1:
-            got = tuple(got.tolist())
+        if array_of(got) is not None and array_of(got).ndim == 1:
+            got = tuple(array_of(got).tolist())
         if is_set(got):
             right = sorted(got.value) == sorted(expected)
             return False, ((f"the numbers are right, but a set has no order: " if right else "a set has no order: ")

@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 from posenc.exercises.framework import (
-    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, ValueQuestion, describe_mismatch,
+    ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, ValueQuestion, array_of,
+    describe_mismatch,
 )
 from posenc.lib.rotary import apply_rotary, layout_permutation
 from posenc.lib.rotary_analysis import angle_error
@@ -182,8 +183,8 @@ def _compare_rope(got, expected, args):
         return describe_mismatch(got, expected, what="turned array", precision=ROPE_PRECISION)
     problem = describe_mismatch(got, expected, precision=HALF_PRECISION, scale=1.0,
                                 what="turned array (float16 input)")
-    if problem and isinstance(got, np.ndarray) and got.shape == expected.shape:
-        if np.allclose(got.astype(np.float64), _low_precision_turn(x, *args[1:]), atol=0.05):
+    if problem and array_of(got) is not None and array_of(got).shape == expected.shape:
+        if np.allclose(array_of(got).astype(np.float64), _low_precision_turn(x, *args[1:]), atol=0.05):
             return LOW_PRECISION
     return problem
 

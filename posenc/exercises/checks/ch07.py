@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from posenc.exercises.framework import (
-    TAMPERED, ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, Outcome, as_number,
-    compare_number, describe_mismatch, failure, kind_of, matches,
+    TAMPERED, ChoiceQuestion, ExerciseSet, FindTheBugQuestion, FunctionQuestion, Mistake, Outcome, array_of,
+    as_number, compare_number, describe_mismatch, failure, kind_of, matches,
 )
 from posenc.experiments.ch07 import far_bin, seed_spread
 from posenc.experiments.results import RESULTS_DIR, load_results
-from posenc.lib.extension import interpolated_positions, ntk_base, yarn_frequencies, yarn_logit_scale
+from posenc.lib.extension import interpolated_positions, ntk_base, yarn_code_ramp, yarn_frequencies, yarn_logit_scale
 from posenc.lib.rotary import rotary_frequencies
 
 # ---------------------------------------------------------------------------------------------------
@@ -30,16 +30,23 @@ from posenc.lib.rotary import rotary_frequencies
 def _pi_probes(seed):
     rng = np.random.default_rng([seed, 71])
     # Ratios L'/L that are not whole numbers (6000 / 4096, and one drawn per seed) catch an integer factor.
-    probes = [(np.arange(8), 4, 8), (np.array([0, 5, 15, 16, 31]), 16, 32), (np.arange(0, 2048, 128), 512, 2048),
-              (np.array([3, 7]), 10, 10), (np.array([0, 1, 2048, 4095, 4096, 5999]), 4096, 6000)]
+    # Positions come in any order (the drawn ones unsorted): an answer that sorts them fails.
+    probes = [(np.arange(8), 4, 8), (np.array([15, 0, 31, 5, 16]), 16, 32), (np.arange(0, 2048, 128), 512, 2048),
+              (np.array([7, 3]), 10, 10), (np.array([0, 1, 2048, 4095, 4096, 5999]), 4096, 6000)]
     for _ in range(3):
         train = int(rng.choice([16, 100, 512, 4096]))
         target = train * int(rng.integers(2, 9))
-        probes.append((np.sort(rng.integers(0, target, size=int(rng.integers(3, 12)))), train, target))
+        probes.append((_unsorted(rng, 0, target, int(rng.integers(3, 12))), train, target))
     train = int(rng.choice([100, 512, 4096]))
     target = train * int(rng.integers(1, 8)) + int(rng.integers(1, train))      # never a multiple of train
-    probes.append((np.sort(rng.integers(1, target, size=6)), train, target))
+    probes.append((_unsorted(rng, 1, target, 6), train, target))
     return probes
+
+
+def _unsorted(rng, low, high, size):
+    """``size`` distinct positions in [low, high), in an order that is not sorted."""
+    positions = rng.choice(np.arange(low, high), size=size, replace=False)
+    return positions if not np.all(np.diff(positions) > 0) else positions[::-1].copy()
 
 
 PI_MISTAKES = [
@@ -64,10 +71,15 @@ PI_MISTAKES = [
 ]
 
 
+def _interpolated_positions(positions, train_length, target_length):
+    """The reference for q1, under the student's parameter names (the messages name them)."""
+    return interpolated_positions(positions, train_length, target_length).numpy()
+
+
 def _compare_positions(got, expected, args):
     problem = describe_mismatch(got, expected, what="array of positions")
-    if problem is None and not np.issubdtype(got.dtype, np.floating):
-        return f"the positions have dtype {got.dtype}; they are fractions, return floats"
+    if problem is None and not np.issubdtype(array_of(got).dtype, np.floating):
+        return f"the positions have dtype {array_of(got).dtype}; they are fractions, return floats"
     return problem
 
 
@@ -115,16 +127,12 @@ def _yarn_probes(seed):
     return probes
 
 
-def _pair_index_ramp(d, train_length, base, alpha, beta, rounded):
-    """gamma linear in the pair index i between the pairs where r = beta and r = alpha (YaRN's reference code,
-    ``find_correction_range`` and ``linear_ramp_mask``, rounds those pairs down and up)."""
+def _pair_index_ramp(d, train_length, base, alpha, beta):
+    """1 - gamma, linear in the pair index i between the pairs where r = beta and r = alpha, unrounded (YaRN's
+    reference code rounds them: ``posenc.lib.extension.yarn_code_ramp``)."""
     def pair_of(turns):
         return d * math.log(train_length / (turns * 2 * math.pi)) / (2 * math.log(base))
     low, high = pair_of(beta), pair_of(alpha)
-    if rounded:
-        low, high = max(math.floor(low), 0), min(math.ceil(high), d // 2 - 1)
-    if high == low:
-        high += 0.001
     return np.clip((np.arange(d // 2) - low) / (high - low), 0, 1)
 
 
@@ -136,8 +144,10 @@ def _yarn_variant(turns="right", mix="right", speed="slow", temperature="right",
              "wavelength": 2 * np.pi / (omega * train_length),      # lambda / L instead of L / lambda
              "no 2 pi": train_length * omega}[turns]
         gamma = np.clip((r - alpha) / (beta - alpha), 0, 1)
-        if ramp != "turns":           # 1 - (ramp in the pair index): the fast pairs (small i) keep omega
-            gamma = 1 - _pair_index_ramp(d, train_length, base, alpha, beta, ramp == "pair index, rounded")
+        if ramp == "pair index":      # 1 - (ramp in the pair index): the fast pairs (small i) keep omega
+            gamma = 1 - _pair_index_ramp(d, train_length, base, alpha, beta)
+        elif ramp == "pair index, rounded":
+            gamma = yarn_code_ramp(d, train_length, base, alpha, beta).numpy()
         moved = omega / scale if speed == "slow" else omega * scale
         if mix == "reversed":
             gamma = 1 - gamma
@@ -262,23 +272,24 @@ def _curve_options() -> dict:
     }
 
 
+# Where each statement is decided: the table or a section of chapter 7, never the statement's crux.
 CURVE_IDEAS = {
-    "a": "what the highest seed reaches on positions 32..63",
-    "b": "how much one synthetic task can say about a language model's loss",
-    "c": "what a causal model's prediction at position 40 depends on",
-    "d": "the difference between what a trained model did and what its method can represent",
-    "e": "which methods this table measures",
+    "a": "the table above, with its brackets (lowest and highest seed)",
+    "b": 'chapter 7, "Which direction is reproduced, and why the papers differ"',
+    "c": 'chapter 7, "The benchmark"',
+    "d": 'chapter 7, "Stretching a rotary model\'s context"',
+    "e": 'the table above, next to chapter 7\'s "Past the training length"',
 }
 
 
-# q5: the options, and what the benchmark measured for each on its local task (LocalMax), the closest to
+# q5: the options, and what the benchmark measured for each on its task LocalMax, the closest to
 # the new task's "the last two tokens". The answer is the option whose accuracy on positions 2L..4L was
 # highest; tests/test_checks_ch07.py checks that the measured pattern still is the one the reasons describe.
 BET_METHODS = {"a": "learned", "b": "sinusoidal", "c": "alibi", "d": "rope", "e": "none"}
 
 
 def bet_accuracies() -> dict[str, dict[str, float]]:
-    """Option letter -> bin name -> mean accuracy over seeds of that method on the local task."""
+    """Option letter -> bin name -> mean accuracy over seeds of that method on the benchmark's LocalMax."""
     return {letter: {name: mean for name, (mean, _, _) in _spread(f"local/{method}").items()}
             for letter, method in BET_METHODS.items()}
 
@@ -290,24 +301,26 @@ def _bet_options() -> dict:
     measured = bet_accuracies()
     best = max(measured, key=lambda letter: measured[letter][far])
     a, b, c, d, e = (measured[letter] for letter in "abcde")
+    # the numbers are the benchmark's, on its nearest task to LocalSum: each sentence names it (one is shown alone)
+    local = f"on the benchmark's LocalMax task (the largest of the last {config.window} tokens)"
     reasons = {
         "a": "a learned table has rows for positions >= L that never received a gradient: past L the model "
-             f"reads random vectors (chapter 4). On the local task the learned runs fell from {a[inside]:.2f} "
+             f"reads random vectors (chapter 4). {local[0].upper()}{local[1:]} the learned runs fell from {a[inside]:.2f} "
              f"inside L to {a[far]:.2f} on positions 2L..4L.",
-        "b": "the sinusoidal rows past L were never seen in training; on the local task the sinusoidal runs "
+        "b": f"the sinusoidal rows past L were never seen in training; {local} the sinusoidal runs "
              f"fell from {b[inside]:.2f} inside L to {b[middle]:.2f} on L..2L and {b[far]:.2f} on 2L..4L, as in "
              "chapter 4.",
         "c": "the rule needs only the last two tokens, and ALiBi's penalty -m|j - i| grows with the distance at "
              "any length, so its steep heads keep looking at the nearest keys (its shallowest heads still give "
              "far keys real weight: the penalty does not make them irrelevant), with nothing position-specific "
-             "that can go out of range; on the local task its accuracy stayed flat: "
+             f"that can go out of range; {local} its accuracy stayed flat: "
              f"{c[inside]:.2f} inside L, {c[far]:.2f} on 2L..4L.",
         "d": f"rotary logits depend only on offsets, but trained on {L} tokens the model saw offsets 0 to {L - 1} "
              f"only: a query at position 50 also sees keys {L} to 50 places back, at rotation angles it never "
-             "saw; on the local task the rotary runs held "
+             f"saw; {local} the rotary runs held "
              f"{d[middle]:.2f} up to 2L and then fell to {d[far]:.2f}.",
         "e": "without any encoding, attention cannot single out the last two tokens except through what the "
-             "causal mask lets it count; NoPE was the weakest method on the local task even inside L "
+             f"causal mask lets it count; NoPE was the weakest method {local} even inside L "
              f"({e[inside]:.2f}).",
     }
     return {letter: (letter == best, reason) for letter, reason in reasons.items()}
@@ -363,7 +376,7 @@ def _compare_angles(got, expected, args):
 
 EXERCISES = ExerciseSet("ch07", "Longer than trained", [
     FunctionQuestion(qid="q1", title="Position interpolation", name="interpolated_positions", points=2,
-                     probes=_pi_probes, reference=lambda p, L, Lp: interpolated_positions(p, L, Lp).numpy(),
+                     probes=_pi_probes, reference=_interpolated_positions,
                      mistakes=PI_MISTAKES, compare=_compare_positions,
                      describe_args=lambda a: f"<{len(a[0])} positions>, train_length={a[1]}, target_length={a[2]}"),
     FunctionQuestion(qid="q2", title="The NTK-aware base", name="ntk_base", points=2,
@@ -373,7 +386,8 @@ EXERCISES = ExerciseSet("ch07", "Longer than trained", [
     YarnQuestion(qid="q3", title="YaRN: frequencies and temperature", name="yarn_scaling", points=3,
                  probes=_yarn_probes, reference=yarn_scaling, mistakes=YARN_MISTAKES, compare=_compare_yarn,
                  describe_args=lambda a: ", ".join(map(repr, a))),
-    ChoiceQuestion.from_statements(CURVE_OPTIONS, qid="q4", title="Reading an accuracy curve",
+    ChoiceQuestion.from_statements(CURVE_OPTIONS, ("follows", "does not follow"), qid="q4",
+                                   title="Reading an accuracy curve",
                                    name="curve_statements", points=2, ideas=CURVE_IDEAS),
     ChoiceQuestion.from_statements(BET_OPTIONS, ("the best bet", "not the best bet"), qid="q5",
                                    title="Which method to bet on", name="bet_local_sum", points=1, single=True),

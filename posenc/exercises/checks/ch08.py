@@ -223,12 +223,13 @@ def _figure_options() -> dict:
     }
 
 
+# Where each statement is decided: the table or a section of the chapters, never the statement's crux.
 FIGURE_IDEAS = {
-    "a": "the sinusoidal row at L and at 8L",
-    "b": "how much rotary and ALiBi each rise from L to 8L",
-    "c": "how far the figure's lengths reach",
-    "d": "what the chapter's models read, and how large they are, next to the paper's",
-    "e": "which rows of a learned table ever receive a gradient",
+    "a": "the table above",
+    "b": "the table above",
+    "c": 'the table above, and chapter 8, "What a laptop reproduces, and what it does not"',
+    "d": 'chapter 8, "Nats, bits and perplexity" and "Side by side with the paper"',
+    "e": 'the table above, and chapter 4, "What the learned table learned"',
 }
 
 

@@ -274,12 +274,14 @@ Q5_STATEMENTS = {
                 "2-D offset only"),
 }
 
+# Where each statement is decided: a section of chapter 10 to reread, never the statement's crux (which would
+# read off its verdict; CONTRIBUTING, "Choices").
 Q5_IDEAS = {
-    "a": "what the logit of axial rotary depends on",
-    "b": "which 1-D offset separates a patch from the patch above in raster order",
-    "c": "what an image's height and width ids are, whatever its size",
-    "d": "what resizing a table does to the distance between neighbouring patches",
-    "e": "whether the angles of learned frequencies are still linear in the position",
+    "a": 'chapter 10, "Rotary on a grid: the frequency matrix"',
+    "b": 'chapter 10, "Patches in raster order"',
+    "c": 'chapter 10, "Text, images and video in one sequence: M-RoPE"',
+    "d": 'chapter 10, "ViT\'s learned table, stretched to a new grid"',
+    "e": 'chapter 10, "What mixed frequencies add"',
 }
 
 # ---------------------------------------------------------------------------------------------------
