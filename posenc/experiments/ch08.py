@@ -182,6 +182,8 @@ def text_directions(runs, config: TextExperiment) -> dict[str, bool]:
         "at 2L T5 with 32 buckets to 32 has lost less than with 32 to 128": clearly_apart(worse_2l["t5"],
                                                                                         worse_2l["t5-32-32"]),
         f"T5 with 16 buckets to 16 reads 2L within {within} bits of L": holds(worse_2l["t5-16-16"]),
+        **{f"at 8L T5 with {LABELS[kind].removeprefix('T5, ')} has lost less than with 32 to 128":
+           clearly_apart(worse["t5"], worse[kind]) for kind in T5_ARMS},
         "T5 with 32 buckets to 32 gets worse at 8L": clearly_above(worse["t5-32-32"], 0.0),
         "T5 with 16 buckets to 16 gets worse at 8L": clearly_above(worse["t5-16-16"], 0.0),
         # Sliding windows: every scored byte has context at every length
