@@ -173,6 +173,8 @@ def text_directions(runs, config: TextExperiment) -> dict[str, bool]:
             clearly_apart(at_l["none"], at_l[kind]) for kind in config.kinds if kind != "none"),
         "without position information the model gets worse past L": clearly_above(worse["none"], 0.0),
         "Shaw's clipped offsets read 8L better than L": clearly_below(worse["shaw"], 0.0),
+        "with sliding windows Shaw's clipped offsets read 8L worse than L": clearly_above(sliding["shaw"], 0.0),
+        "ALiBi (the paper's slopes) reads 2L a little better than L": clearly_below(worse_2l["alibi"], 0.0),
         # ALiBi's slopes scaled to L (design choice: x alibi_reference_length / L)
         "at L scaled slopes beat the paper's slopes": clearly_apart(at_l["alibi"], at_l[SCALED_ALIBI]),
         "at L ALiBi with scaled slopes beats the sinusoidal table": clearly_apart(at_l["sinusoidal"], at_l[SCALED_ALIBI]),
