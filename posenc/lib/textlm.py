@@ -26,8 +26,9 @@ Chapter 8 scores one fixed span at every length and for every method: the first 
 convert it.
 
 Two settings decide how a relative method reads text longer than L, and the chapter varies both: ALiBi's
-slopes, whose penalty on a key L positions back, m * L, depends on L and on the number of heads (:func:`length_scaled_alibi_slopes` scales them to another L), and the buckets of T5's bias that
-training reaches (:func:`t5_buckets_of`).
+slopes, whose penalty on a key L positions back, m * L, depends on L and on the number of heads
+(:func:`length_scaled_alibi_slopes` scales them to another L), and the buckets of T5's bias that training
+reaches (:func:`t5_buckets_of`).
 """
 
 from __future__ import annotations
