@@ -159,13 +159,28 @@ def _enlarge_texts(fig) -> None:
             text.set_fontsize(max(MIN_FONT_PT, text.get_fontsize() * scale))
 
 
+# A word that is only an operator binds its neighbours: "d = 128", "L / 2", "length - 1" stay on one line.
+_OPERATOR = re.compile(r"^(?:=|≈|≠|<|>|≤|≥|/|\+|-|−|×|·|\*|->|→)$")
+
+
+def _unbreakable_words(paragraph: str) -> list[str]:
+    """The words of a line, a formula ($...$) being one word, and "a = b" (any operator) being one word."""
+    words = []
+    for word in re.findall(r"(?:\$[^$]*\$|[^\s$])+", paragraph):
+        if words and (_OPERATOR.match(word) or _OPERATOR.match(words[-1].rsplit(" ", 1)[-1])):
+            words[-1] = f"{words[-1]} {word}"
+        else:
+            words.append(word)
+    return words
+
+
 def _wrap(content: str, characters: int) -> str:
-    """Lines of at most about ``characters`` characters, broken at spaces outside $...$ (mathtext); a text
-    that has lines already has each of them broken."""
+    """Lines of at most about ``characters`` characters, broken at spaces outside $...$ (mathtext) and never
+    next to an operator ("d = 128" is one word); a text that has lines already has each of them broken."""
     lines = []
     for paragraph in content.split("\n"):
         line = ""
-        for word in re.findall(r"(?:\$[^$]*\$|[^\s$])+", paragraph):
+        for word in _unbreakable_words(paragraph):
             if line and len(line) + 1 + len(word) > characters:
                 lines.append(line)
                 line = word
@@ -261,6 +276,152 @@ def _move_a_crowding_legend(fig) -> bool:
     return True
 
 
+def _panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+
+def _share_the_x_label(fig) -> bool:
+    """Panels side by side with one and the same x label (chapter 7's "position t (copy: sequence length - 1)"
+    under each of three panels, wrapped to four lines on the slide) get it once, below them all."""
+    labelled = [ax for ax in _panels(fig) if ax.get_xlabel().strip()]
+    if len(labelled) < 2 or len({ax.get_xlabel() for ax in labelled}) != 1 or getattr(fig, "_supxlabel", None):
+        return False
+    specs = [ax.get_subplotspec() for ax in labelled]
+    if None in specs or len({(spec.get_gridspec(), spec.rowspan.stop) for spec in specs}) != 1:
+        return False                                   # one row of one grid: the label would say the same
+    text = labelled[0].xaxis.label
+    fig.supxlabel(text.get_text(), fontsize=text.get_fontsize())
+    for ax in labelled:
+        ax.set_xlabel("")
+    return True
+
+
+def _data_points(ax, renderer, per_segment: int = 12):
+    """Points (display pixels) along the axes' lines, and its scatter points and bars' corners."""
+    import numpy as np
+
+    points = []
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = line.get_transform().transform(np.column_stack(line.get_data()).astype(float))
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if len(xy) > 1:
+            steps = np.linspace(0, 1, per_segment, endpoint=False)[None, :, None]
+            xy = (xy[:-1, None, :] + steps * (xy[1:, None, :] - xy[:-1, None, :])).reshape(-1, 2)
+        points.append(xy)
+    for collection in ax.collections:
+        offsets = collection.get_offsets()
+        if collection.get_visible() and len(offsets):
+            points.append(collection.get_offset_transform().transform(offsets))
+    for patch in ax.patches:
+        if patch.get_visible() and patch.get_label() != "_nolegend_" and hasattr(patch, "get_bbox"):
+            box = patch.get_window_extent(renderer)
+            points.append(np.array([[box.x0, box.y1], [box.x1, box.y1], [(box.x0 + box.x1) / 2, box.y1]]))
+    return np.concatenate(points) if points else np.zeros((0, 2))
+
+
+def _covers_data(ax, legend, renderer) -> bool:
+    """Whether the legend's box, drawn inside its axes, lies over the axes' data."""
+    box = legend.get_window_extent(renderer)
+    if not ax.bbox.overlaps(box):
+        return False                                   # outside the axes: it covers nothing of theirs
+    points = _data_points(ax, renderer)
+    inside = ((points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0)
+              & (points[:, 1] < box.y1))
+    return bool(inside.any())
+
+
+def _legend_entries(legend):
+    return legend.legend_handles, [text.get_text() for text in legend.get_texts()]
+
+
+def _move_covering_legends(fig) -> bool:
+    """Legends over their panel's data, on the slide, move: first to the place matplotlib finds emptiest in
+    their axes ("best"); one that still covers data goes out to the right of the panels (several panels
+    with the same entries share one legend there). A figure with a legend of its own keeps its layout."""
+    renderer = fig.canvas.get_renderer()
+    covering = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()
+                and _covers_data(ax, ax.get_legend(), renderer)]
+    if not covering or fig.legends:
+        return False
+    still = []
+    for ax in covering:
+        legend = ax.get_legend()
+        handles, labels = _legend_entries(legend)
+        size = legend.get_texts()[0].get_fontsize() if labels else None
+        moved = ax.legend(handles=handles, labels=labels, loc="best", ncols=legend._ncols, fontsize=size,
+                          frameon=legend.get_frame_on(), title=legend.get_title().get_text() or None)
+        fig.canvas.draw()
+        if _covers_data(ax, moved, renderer):
+            still.append(ax)
+    entries = {tuple(_legend_entries(ax.get_legend())[1]) for ax in still}
+    if still and len(entries) == 1:
+        legend = still[0].get_legend()
+        handles, labels = _legend_entries(legend)
+        size = legend.get_texts()[0].get_fontsize() if labels else None
+        for ax in still:
+            ax.get_legend().remove()
+        fig.legend(handles=handles, labels=labels, loc="outside right upper", fontsize=size, frameon=False)
+    return True
+
+
+_MARKERS = ("o", "s", "^", "D", "v")
+
+
+def _lookalike(a, b) -> bool:
+    """Two lines a projector shows alike: the same dash and colours of one hue and similar lightness (the
+    course's blue and sky blue, both dashed, in chapter 7's accuracy curves)."""
+    import colorsys
+
+    from matplotlib.colors import to_rgb
+
+    if a.get_linestyle() != b.get_linestyle() or a.get_marker() not in ("None", "", None, " "):
+        return False
+    (h1, l1, s1), (h2, l2, s2) = (colorsys.rgb_to_hls(*to_rgb(line.get_color())) for line in (a, b))
+    hue = min(abs(h1 - h2), 1 - abs(h1 - h2))
+    grey = s1 < 0.15 and s2 < 0.15
+    return (grey or hue < 0.04) and abs(l1 - l2) < 0.3
+
+
+def _every(points: int) -> tuple[int, int]:
+    """About eight markers along a line of ``points`` points, the first half a step in (not on the start)."""
+    step = max(1, points // 8)
+    return step // 2, step
+
+
+def _distinguish_lookalikes(fig) -> bool:
+    """Labelled series that share a dash and a hue get markers on the slide (the second and later of each
+    look-alike group, a few per line), in every panel alike, and so do the keys of the legends that list
+    them."""
+    lines = [line for ax in _panels(fig) for line in ax.get_lines()
+             if line.get_visible() and not line.get_label().startswith("_")]
+    first_of_label, marked = {}, {}
+    for line in lines:
+        first_of_label.setdefault(line.get_label(), line)
+    series = list(first_of_label.values())
+    for index, line in enumerate(series):
+        if line.get_label() in marked:
+            continue
+        alike = [other for other in series[index + 1:]
+                 if other.get_label() not in marked and _lookalike(line, other)]
+        for number, other in enumerate(alike):
+            marked[other.get_label()] = _MARKERS[number % len(_MARKERS)]
+    if not marked:
+        return False
+    for line in lines:
+        if line.get_label() in marked:
+            line.set(marker=marked[line.get_label()], markersize=7, markerfacecolor="white",
+                     markeredgecolor=line.get_color(), markevery=_every(len(line.get_xdata())))
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends)
+    for legend in legends:                  # the keys the legends drew (one marker in the middle of each)
+        for key, text in zip(legend.legend_handles, legend.get_texts()):
+            if text.get_text() in marked and hasattr(key, "set_marker"):
+                key.set(marker=marked[text.get_text()], markersize=7, markerfacecolor="white",
+                        markeredgecolor=key.get_color())
+    return True
+
+
 def _repair(fig) -> bool:
     """After a first drawing on the slide's canvas: slant x tick labels that run into each other, give a
     legend wider than its axes fewer columns, and wrap titles and x labels wider than their axes. True when
@@ -299,11 +460,14 @@ def slide_figure(fig) -> dict:
         if not isinstance(copy.get_layout_engine(), ConstrainedLayoutEngine):
             copy.set_layout_engine("constrained")
         _enlarge_texts(copy)
+        _share_the_x_label(copy)
+        _distinguish_lookalikes(copy)
         _wrap_titles(copy, copy.canvas.get_renderer(), _estimated_room(copy))
         _narrow_legends(copy, copy.canvas.get_renderer(), _estimated_room(copy, share=0.8))
         buffer = draw()
         overlaps = text_overlaps(copy, draw=False)            # as just drawn, at the canvas's own size
         changed = _move_a_crowding_legend(copy)
+        changed |= _move_covering_legends(copy)
         if overlaps or changed:
             changed |= _repair(copy)
         if changed:
