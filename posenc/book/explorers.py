@@ -174,7 +174,8 @@ _HEATMAP_JS = r"""
     var ctx = canvas.getContext("2d");
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, cssWidth, cssHeight);
-    var left = 56, top = 10, right = 78, bottom = 44;
+    var font = labelPx, em = font / 11;    // the page's layout at 11 px labels, scaled with them on a slide
+    var left = 56 * em, top = 10 * em, right = 78 * em, bottom = 44 * em;
     var w = cssWidth - left - right, h = cssHeight - top - bottom;
 
     // One pixel per cell, then scaled up without smoothing.
@@ -197,28 +198,29 @@ _HEATMAP_JS = r"""
 
     // Axes, ticks and labels in the page's text colour (so they follow a dark theme).
     ctx.strokeStyle = ink; ctx.fillStyle = ink; ctx.lineWidth = 1;
-    ctx.font = "11px system-ui, sans-serif";
+    ctx.font = font + "px system-ui, sans-serif";
+    canvas.dataset.labelPx = font; canvas.dataset.drawnWidth = cssWidth;
     ctx.strokeRect(left - 0.5, top - 0.5, w + 1, h + 1);
     ctx.textAlign = "center"; ctx.textBaseline = "top";
     var step = niceStep(s.d), t;
     for (t = 0; t < s.d; t += step) {
       var x = left + (t + 0.5) * w / s.d;
-      ctx.beginPath(); ctx.moveTo(x, top + h); ctx.lineTo(x, top + h + 4); ctx.stroke();
-      ctx.fillText(String(t), x, top + h + 6);
+      ctx.beginPath(); ctx.moveTo(x, top + h); ctx.lineTo(x, top + h + 4 * em); ctx.stroke();
+      ctx.fillText(String(t), x, top + h + 6 * em);
     }
-    ctx.fillText("dimension (column 2i: sin, 2i+1: cos)", left + w / 2, top + h + 24);
+    ctx.fillText("dimension (column 2i: sin, 2i+1: cos)", left + w / 2, top + h + 24 * em);
     ctx.textAlign = "right"; ctx.textBaseline = "middle";
     step = niceStep(s.n);
     for (t = 0; t < s.n; t += step) {
       var y = top + (t + 0.5) * h / s.n;
-      ctx.beginPath(); ctx.moveTo(left - 4, y); ctx.lineTo(left, y); ctx.stroke();
-      ctx.fillText(String(t), left - 6, y);
+      ctx.beginPath(); ctx.moveTo(left - 4 * em, y); ctx.lineTo(left, y); ctx.stroke();
+      ctx.fillText(String(t), left - 6 * em, y);
     }
-    ctx.save(); ctx.translate(14, top + h / 2); ctx.rotate(-Math.PI / 2);
+    ctx.save(); ctx.translate(14 * em, top + h / 2); ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "center"; ctx.fillText("position", 0, 0); ctx.restore();
 
     // Colour bar from -1 to +1.
-    var barX = left + w + 18, barW = 12;
+    var barX = left + w + 18 * em, barW = 12 * em;
     for (var row = 0; row < h; row++) {
       var lk = Math.round((1 - row / (h - 1)) * (lut.length - 1));
       ctx.fillStyle = "rgb(" + lut[lk].join(",") + ")";
@@ -227,7 +229,7 @@ _HEATMAP_JS = r"""
     ctx.fillStyle = ink; ctx.strokeRect(barX - 0.5, top - 0.5, barW + 1, h + 1);
     ctx.textAlign = "left"; ctx.textBaseline = "middle";
     [[1, "+1"], [0, "0"], [-1, "\u22121"]].forEach(function (pair) {
-      ctx.fillText(pair[1], barX + barW + 5, top + (1 - pair[0]) / 2 * h);
+      ctx.fillText(pair[1], barX + barW + 5 * em, top + (1 - pair[0]) / 2 * h);
     });
 
     outputs.d.value = s.d;
@@ -246,6 +248,12 @@ _HEATMAP_JS = r"""
     root.dataset.dModel = s.d; root.dataset.base = s.base; root.dataset.positions = s.n;
   }
 
+  // On a slide (posenc/book/slides/assets/deck.js): labels of `body` pixels on a canvas shown `shown` pixels wide.
+  var labelPx = 11;
+  root.posencFitLabels = function (body, shown) {
+    labelPx = Math.max(11, body * cfg.width / shown);
+    draw();
+  };
   Object.keys(inputs).forEach(function (key) { inputs[key].addEventListener("input", draw); });
   if (window.MutationObserver) {   // redraw the labels when the reader switches light/dark mode
     new MutationObserver(draw).observe(document.documentElement,
@@ -293,7 +301,7 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
             ("positions", "positions", lowest, max_positions, step, positions),
         ))
     body = (f'<div class="posenc-controls">{rows}</div>'
-            f'<canvas class="posenc-heatmap-canvas" role="img" width="{width}" height="{height}" '
+            f'<canvas class="posenc-heatmap-canvas" role="img" width="{width}" height="{height}" data-label-px="11" '
             f'style="width:{width}px" aria-label="Heatmap of the sinusoidal positional encoding"></canvas>')
     return explorer_frame(uid, "posenc-heatmap", config, body, _HEATMAP_JS)
 
