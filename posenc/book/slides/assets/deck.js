@@ -110,7 +110,8 @@
       fitAll();
       Reveal.on("slidechanged", event => fitSlide(event.currentSlide));
       Reveal.layout();
-      fitExplorers(Reveal.getCurrentSlide());
+      // The slide shown, or in the print view (?print-pdf, every slide laid out at once) all of them.
+      document.querySelectorAll(".reveal .slides section").forEach(fitExplorers);
       document.querySelectorAll(".reveal .explorer").forEach(box => box.addEventListener("input", () =>
         requestAnimationFrame(() => fitExplorers(box.closest("section")))));
       document.body.dataset.fitted = "yes";
