@@ -1,6 +1,7 @@
 """README as a front door, and the lecturer's manual as pages of the book: the toc's part "For lecturers"
 (book/teaching-guide.md and book/lecturers/*.md), which README links page by page, the student edition
-keeps, and code sends readers to by file name."""
+keeps, and code sends readers to by file name. Also what the reader's pages "How to use this course" and
+"Notation" state that code can check."""
 
 import re
 
@@ -89,3 +90,49 @@ def test_the_grader_names_the_page_on_the_sandbox():
 
     assert "book/lecturers/sandbox.md" in cli.NO_BWRAP
     assert "book/lecturers/sandbox.md" in sandbox.userns_hint("bwrap: setting up uid map: Permission denied")
+
+
+# The reader's page "How to use this course": what it states about the checks and the chapters' order.
+HOW_TO_USE = ROOT / "book" / "how-to-use.md"
+
+
+def test_how_to_use_states_the_checks_time_limits():
+    from posenc.exercises.framework import INLINE_LIMITS
+
+    page = " ".join(HOW_TO_USE.read_text(encoding="utf-8").split())
+    call, total = INLINE_LIMITS["call_seconds"], INLINE_LIMITS["total_seconds"]
+    assert f"stopped after {call:g} s, and a question after {total:g} s" in page
+
+
+def chapter_numbers(text: str) -> set[int]:
+    """The chapters a cell of the dependency table names: "2 to 5", "1, 2, 6 and 7 (what they give)"."""
+    text = text.split("(")[0]
+    ranges = {n for a, b in re.findall(r"(\d+) to (\d+)", text) for n in range(int(a), int(b) + 1)}
+    return ranges | {int(n) for n in re.findall(r"\d+", re.sub(r"\d+ to \d+", "", text))}
+
+
+def test_how_to_use_says_which_chapters_of_part_one_part_two_builds_on():
+    page = HOW_TO_USE.read_text(encoding="utf-8")
+    table = re.findall(r"^\| (\d+)\. [^|]+\| ([^|]+) \|$", page, re.M)
+    rows = {int(chapter): chapter_numbers(needs) for chapter, needs in table}
+    part_one = set(range(5))
+    sentence = re.search(r"Part II builds on chapters ([^(]+?) of Part I\s+"
+                         r"\(chapter 10 on chapter (\d+) as well\)", page)
+    named = chapter_numbers(sentence[1])
+    assert set().union(*(rows[c] & part_one for c in rows if c >= 5 and c != 10)) == named
+    assert rows[10] & part_one == named & rows[10] | {int(sentence[2])}
+
+
+def test_the_notation_page_gives_the_longest_wavelength_right():
+    import numpy as np
+
+    from posenc.lib.encoding import wavelengths
+
+    page = " ".join((ROOT / "book" / "notation.md").read_text(encoding="utf-8").split())
+    assert r"up to $2\pi \cdot \text{base}^{(d-2)/d}$ (the last pair)" in page
+    share = {d: wavelengths(d)[-1] / (2 * np.pi * 10000) for d in (512, 64)}
+    assert np.allclose([share[d] for d in share], [10000 ** (-2 / d) for d in share])
+    assert 1 - share[512] < 0.04 and round(100 * share[64]) == 75
+    assert "within 4% of $2\\pi \\cdot \\text{base}$ at $d = 512$ but 75% of it at $d = 64$" in page
+    quiz = (ROOT / "book" / "quizzes" / "ch01.json").read_text(encoding="utf-8")      # chapter 1's quiz, Q5
+    assert "within 4% of 2π · base at d_model = 512" in quiz and "only 75% of 2π · base" in quiz

@@ -108,8 +108,9 @@ print([name for name, _ in demo.named_parameters()], [name for name, _ in demo.n
 # Return a tensor in the same layout as `x`, and leave `x` and `table` as they are: the check tests that they
 # are unchanged.
 #
-# Beware: with sequence-first input, `x + table[:n]` runs without error whenever `n` equals the batch
-# size, and gives the wrong answer.
+# Beware: with sequence-first input, `x + table[:n]` runs without error in two cases, and gives the wrong
+# answer in both: when `n` equals the batch size (wrong values), and when the batch size is 1 (the sum
+# broadcasts to the wrong shape, `(n, n, d_model)`).
 
 # %%
 def add_positions(x, table, batch_first=True):

@@ -141,9 +141,10 @@ check("q3")
 # ## Question 4: where a resized table is read (1 point)
 #
 # A ViT was trained on images of 224 pixels, a grid of 14 by 14 patches, and is fine-tuned at 384 pixels, a grid
-# of 24 by 24. Its learned table is resized to the new grid as an image with `align_corners=False`, as ViT and
-# timm do. At which column $x$ of the old table (a number with a fractional part) does column $x' = 17$ of the new
-# grid read it? Assign the number to `old_x`.
+# of 24 by 24. Its learned table is resized to the new grid as an image with `align_corners=False`, as timm and
+# Hugging Face's ViT do (the original ViT code aligns the corner cells instead). At which column $x$ of the old
+# table (a number with a fractional part) does column $x' = 17$ of the new grid read it? Assign the number to
+# `old_x`.
 
 # %%
 ### BEGIN SOLUTION

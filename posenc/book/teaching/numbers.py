@@ -353,7 +353,7 @@ def ch10() -> dict:
                       f"mixed rotary holds above {grids.HOLDS} on every grid",
                       "mixed rotary beats axial rotary on every larger grid",
                       "axial rotary beats raster order at 9 x 9",
-                      "learned axial frequencies beat fixed ones at 9 x 9",
+                      "mixed rotary started axial beats fixed axial rotary at 9 x 9",
                       "axial rotary loses accuracy on the larger grids",
                       "on the smaller grid the 2-D sinusoidal table and axial rotary hold",
                       "the resized learned table loses accuracy on every other grid",

@@ -250,8 +250,9 @@ def q4_answer() -> float:
 
 Q4_MISTAKES = [
     (lambda: Q4_COLUMN * (Q4_OLD - 1) / (Q4_NEW - 1),
-     "that is align_corners=True, which pins the first and last cells to each other; ViT's resizing (and timm's) "
-     "uses align_corners=False: x = (x' + 1/2) W / W' - 1/2"),
+     "that is align_corners=True, the corner-aligned mapping of the original ViT code (scipy's zoom), which "
+     "pins the first and last cells to each other; this question asks for timm's align_corners=False: "
+     "x = (x' + 1/2) W / W' - 1/2"),
     (lambda: Q4_COLUMN * Q4_OLD / Q4_NEW,
      "that scales the index itself; with align_corners=False the cells' centres are scaled: x = (x' + 1/2) W / W' - 1/2"),
     (lambda: (Q4_COLUMN + 0.5) * Q4_OLD / Q4_NEW, "you scaled the centre but did not subtract the half step again"),
