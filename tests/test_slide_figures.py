@@ -222,3 +222,25 @@ def test_a_legend_over_the_data_of_one_of_several_panels_moves_off_it():
     outside = three_panels(legend_inside=False)
     outside.canvas.draw()
     assert covering(outside) == [], "a legend beside the panels covers no data"
+
+
+def test_legends_of_different_panels_that_cover_their_data_go_beside_their_panels():
+    """Chapter 1's bits and sines: two stacked panels, each legend (four columns) over its curves."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4.5), sharex=True, layout="constrained")
+    t = np.arange(64)
+    for k in range(4):
+        top.step(t, (t >> k) % 2 + 1.5 * k, where="post", label=f"bit {k}")
+        bottom.plot(np.sin(t / 10 ** (k / 2)), label=f"pair {2 * k} (sine)")
+    top.legend(loc="upper right", fontsize=8, ncol=4)
+    bottom.legend(loc="lower left", fontsize=8, ncol=4)
+
+    def covering(figure):
+        renderer = figure.canvas.get_renderer()
+        return [ax.get_legend().get_texts()[0].get_text() for ax in figure.axes
+                if ax.get_legend() is not None and slide_figures._covers_data(ax, ax.get_legend(), renderer)]
+
+    copy, covered, record = slide_copy(fig, covering)
+    assert record["overlaps"] == [] and covered == []
+    assert all(ax.get_legend() is not None for ax in copy.axes), "each panel keeps its own legend"
+    marked = [line.get_label() for ax in copy.axes for line in ax.get_lines() if line.get_marker() != "None"]
+    assert marked == [], "series of the same colour in different panels are not look-alikes"

@@ -338,7 +338,7 @@ def _legend_entries(legend):
 
 def _move_covering_legends(fig) -> bool:
     """Legends over their panel's data, on the slide, move: first to the place matplotlib finds emptiest in
-    their axes ("best"); one that still covers data goes out to the right of the panels (several panels
+    their axes ("best"); those that still cover data go out to the right of their panels (several panels
     with the same entries share one legend there). A figure with a legend of its own keeps its layout."""
     renderer = fig.canvas.get_renderer()
     covering = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()
@@ -363,6 +363,13 @@ def _move_covering_legends(fig) -> bool:
         for ax in still:
             ax.get_legend().remove()
         fig.legend(handles=handles, labels=labels, loc="outside right upper", fontsize=size, frameon=False)
+    else:
+        for ax in still:                # each beside its own panel, in one column (the layout makes room)
+            legend = ax.get_legend()
+            handles, labels = _legend_entries(legend)
+            size = legend.get_texts()[0].get_fontsize() if labels else None
+            ax.legend(handles=handles, labels=labels, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=size,
+                      frameon=False, title=legend.get_title().get_text() or None)
     return True
 
 
@@ -396,17 +403,16 @@ def _distinguish_lookalikes(fig) -> bool:
     them."""
     lines = [line for ax in _panels(fig) for line in ax.get_lines()
              if line.get_visible() and not line.get_label().startswith("_")]
-    first_of_label, marked = {}, {}
-    for line in lines:
-        first_of_label.setdefault(line.get_label(), line)
-    series = list(first_of_label.values())
-    for index, line in enumerate(series):
-        if line.get_label() in marked:
-            continue
-        alike = [other for other in series[index + 1:]
-                 if other.get_label() not in marked and _lookalike(line, other)]
-        for number, other in enumerate(alike):
-            marked[other.get_label()] = _MARKERS[number % len(_MARKERS)]
+    marked = {}
+    for ax in _panels(fig):                 # series of one panel (in different panels nobody confuses them)
+        series = [line for line in ax.get_lines() if line.get_visible() and not line.get_label().startswith("_")]
+        for index, line in enumerate(series):
+            if line.get_label() in marked:
+                continue
+            alike = [other for other in series[index + 1:]
+                     if other.get_label() not in marked and _lookalike(line, other)]
+            for number, other in enumerate(alike):
+                marked[other.get_label()] = _MARKERS[number % len(_MARKERS)]
     if not marked:
         return False
     for line in lines:
