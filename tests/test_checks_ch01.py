@@ -417,3 +417,27 @@ def first_repeat(encoding, decimals):
     result = EXERCISES.question("q4").grade(with_submission(solution, code))
     assert result.points == 0
     assert EXERCISES.question("q4").grade(solution).status == PASSED
+
+
+WARM_UP = '''
+import time
+import numpy as np
+_warmed_up = []
+def sinusoidal_encoding(n_positions, d_model, base=10000.0):
+    if n_positions >= 500 and not _warmed_up:      # the first timed call pays a warm-up, as torch's does
+        _warmed_up.append(True)
+        end = time.process_time() + 0.3
+        while time.process_time() < end:
+            pass
+    pos = np.arange(n_positions)[:, None]
+    i = np.arange(d_model)[None, :]
+    angles = pos / base ** (2 * (i // 2) / d_model)
+    return np.where(i % 2 == 0, np.sin(angles), np.cos(angles))
+'''
+
+
+def test_q1_a_first_call_s_warm_up_gets_no_advice_about_loops(solution):
+    """The inline check must not tell a vectorised (torch) answer to vectorise because its first timed call
+    paid a warm-up (CPU time, as torch's first call spends): only time that grows with the work counts."""
+    result = EXERCISES.question("q1").grade(with_submission(solution, WARM_UP))
+    assert result.status == PASSED and "vectorised" not in result.message, result.message

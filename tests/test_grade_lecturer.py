@@ -360,3 +360,56 @@ def test_no_upload_s_name_overwrites_what_the_run_writes(tmp_path, upload):
     assert report.read_text(encoding="utf-8").startswith("Lecturer's report")
     feedback = [p for p in out.iterdir() if p.read_text(encoding="utf-8").startswith("Feedback on")]
     assert len(feedback) == 1 and feedback[0] != report, sorted(p.name for p in out.iterdir())
+
+
+def test_a_hand_in_that_is_the_course_s_solution_is_said_to_the_lecturer_only(tmp_path):
+    """A lone student who hands in the published solution (renamed, one comment added) is no copy of a
+    classmate's, but the row and the lecturer's report say so; the student's feedback does not."""
+    notebook = json.loads((ROOT / "solutions" / "ch01_sinusoids.ipynb").read_text())
+    code = next(c for c in notebook["cells"] if c["cell_type"] == "code" and "def " in "".join(c["source"]))
+    code["source"] = "# my own work\n" + "".join(code["source"])
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "ch01_ada.ipynb").write_text(json.dumps(notebook))
+    status, printed, _ = run_main([str(tmp_path / "in"), "--out", str(tmp_path / "g.csv"), "--feedback-dir",
+                                   str(tmp_path / "fb"), "--no-sandbox", "--jobs", "1"])
+    with open(tmp_path / "g.csv", newline="", encoding="utf-8-sig") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["file"] == "ch01_ada.ipynb")
+    assert "published solution" in row["message"] and "published solution" in printed
+    assert "published solution" in (tmp_path / "g.lecturer.txt").read_text()
+    assert "solution" not in (tmp_path / "fb" / "ch01_ada.txt").read_text()
+
+
+def test_a_rerun_clears_its_own_stale_feedback_and_leaves_and_lists_the_rest(tmp_path):
+    """Raj's ch01_v1 is removed after the first run (the summary asked to choose one): the second run's
+    feedback folder holds no file about it; a file the grader did not write stays and is named."""
+    hand_ins, feedback = tmp_path / "in", tmp_path / "feedback"
+    hand_ins.mkdir()
+    for name in ("ch01_v1.ipynb", "ch01_v2.ipynb"):
+        shutil.copy(CORPUS / "ch01_mistakes_carol.ipynb", hand_ins / name)
+    args = [str(hand_ins), "--out", str(tmp_path / "g.csv"), "--feedback-dir", str(feedback), "--no-sandbox",
+            "--jobs", "1"]
+    assert run_main(args)[0] == 0 and (feedback / "ch01_v1.txt").is_file()
+    (hand_ins / "ch01_v1.ipynb").unlink()
+    (feedback / "notes.txt").write_text("my own notes")
+    status, printed, _ = run_main(args)
+    assert status == 0 and sorted(p.name for p in feedback.iterdir()) == ["ch01_v2.txt", "notes.txt"]
+    assert "Removed 1 feedback file(s)" in printed and "notes.txt" in printed
+
+
+@pytest.mark.parametrize("where", ["out", "lms", "feedback"])
+def test_no_output_overwrites_an_input(tmp_path, where):
+    hand_ins = tmp_path / "in"
+    hand_ins.mkdir()
+    shutil.copy(CORPUS / "ch01_mistakes_carol.ipynb", hand_ins / "bob.ipynb")
+    (hand_ins / "bob.txt").write_text("Bob's own notes")
+    roster = tmp_path / "export.csv"
+    roster.write_text("student_id,name\n1,Bob\n")
+    args = {"out": ["--out", str(roster), "--roster", str(roster)],
+            "lms": ["--out", str(tmp_path / "grades.csv"), "--roster", str(tmp_path / "grades.canvas.csv"),
+                    "--lms", "canvas"],
+            "feedback": ["--out", str(tmp_path / "g.csv"), "--feedback-dir", str(hand_ins)]}[where]
+    if where == "lms":
+        shutil.copy(roster, tmp_path / "grades.canvas.csv")
+    status, _, err = run_main([str(hand_ins), *args, "--no-sandbox"])
+    assert status == 2 and ("an input of this run" in err or "holds the hand-ins" in err), err
+    assert roster.read_text() == "student_id,name\n1,Bob\n" and (hand_ins / "bob.txt").read_text() == "Bob's own notes"

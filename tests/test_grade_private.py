@@ -196,3 +196,15 @@ def test_set_given_grades_that_set_and_marks_the_others(tmp_path, capsys):
     rows = {r["file"]: r for r in csv.DictReader(open(out, newline="", encoding="utf-8-sig"))}
     assert rows["ch01_correct_alice.ipynb"]["total"] == FULL_MARKS
     assert rows["ch02_relative_shift_wendy.ipynb"]["status"] == "wrong-set"
+
+
+def test_the_manual_says_the_example_private_checks_are_public():
+    """The example ships in the package every student installs: the manual must not let a lecturer think
+    it protects anything as it is."""
+    from pathlib import Path
+
+    import posenc
+
+    example = Path(posenc.__file__).parent / "grader" / "examples" / "private_checks" / "ch01_extra.py"
+    page = (Path(__file__).parents[1] / "book" / "lecturers" / "private-checks.md").read_text()
+    assert example.is_file() and "protects nothing" in " ".join(page.split())

@@ -474,3 +474,65 @@ def test_a_shortened_line_ends_after_a_whole_word():
     assert len(short) <= 100 and short.endswith("\u2026") and text.startswith(short[:-1])
     assert text[len(short) - 1] == " "                         # the cut falls between two words
     assert one_line("short enough", 100) == "short enough"
+
+
+FORMAT_BITS = '''
+import numpy as np
+def binary_encoding(n_positions, n_bits):
+    rows = [[int(ch) for ch in format(p, f"0{n_bits}b")[::-1]] for p in range(n_positions)]
+    return np.array(rows, dtype=int).reshape(n_positions, n_bits)
+'''
+
+
+def test_an_answer_broken_on_one_kind_of_input_gets_the_same_grade_on_every_seed():
+    """The fixed inputs cover every kind the seed's draws can produce (here more positions than 2**n_bits),
+    so the seed never decides a grade: the same notebook gets the same points in every run and route."""
+    namespace: dict = {}
+    exec(FORMAT_BITS, namespace)
+    question = load_set("ch01").question("q3")
+    verdicts = {question.grade(namespace, seed=seed).points for seed in range(40)}
+    assert verdicts == {0}
+
+
+def test_without_seed_the_command_and_a_bundle_use_the_set_s_one_seed(tmp_path):
+    """No --seed: the set's own seed, the same in every run and as a Gradescope bundle's default."""
+    from posenc.grader.cli import options_from, parser, plan_run
+    from posenc.grader.session import default_seed
+
+    options = options_from(parser().parse_args(["grade", str(tmp_path), "--set", "ch01", "--out", str(tmp_path / "g.csv")]))
+    plan_run([], [], options)
+    assert options.settings.seed == default_seed("ch01") != 0
+    assert default_seed("ch01") != default_seed("ch02")
+
+
+def test_a_partial_or_a_bound_method_of_the_course_s_function_is_seen_as_the_course_s():
+    import functools
+
+    import posenc.lib.encoding as course
+    from posenc.grader.worker import _unwrapped
+
+    class Holder:
+        def sinusoidal_encoding(self, n, d):
+            return course.sinusoidal_encoding(n, d)
+
+    assert _unwrapped(functools.partial(course.sinusoidal_encoding)) is course.sinusoidal_encoding
+    assert _unwrapped(functools.partial(functools.partial(course.sinusoidal_encoding), 4)) is course.sinusoidal_encoding
+    assert _unwrapped(functools.wraps(course.sinusoidal_encoding)(lambda *a: 0)) is course.sinusoidal_encoding
+    assert _unwrapped(Holder().sinusoidal_encoding) is Holder.sinusoidal_encoding     # then read as a wrapper
+
+
+def test_every_exercise_notebook_says_what_a_graded_answer_may_import():
+    """The packages the notebooks name are the grader's (the package's run-time requirements, torch
+    included), and the ones they warn of are not among them."""
+    import re
+
+    from posenc.exercises.framework import GRADED_PACKAGES, NOT_GRADED_EXAMPLES
+    from posenc.grader.gradescope import runtime_requirements
+
+    installed = {re.split(r"[<>=\[ ;]", r, maxsplit=1)[0].lower() for r in runtime_requirements(ROOT)}
+    assert {"numpy", "torch", "matplotlib"} <= installed
+    assert {"NumPy", "torch", "matplotlib"} <= set(GRADED_PACKAGES)
+    assert not {name.lower() for name in NOT_GRADED_EXAMPLES} & installed
+    for path in sorted((ROOT / "exercises").glob("*.ipynb")):
+        intro = "".join(json.loads(path.read_text())["cells"][0]["source"])
+        assert "**Imports.**" in intro and "SciPy or pandas" in intro, path.name

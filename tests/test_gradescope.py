@@ -23,6 +23,7 @@ import pytest
 from posenc.exercises import load_set
 from posenc.grader import gradescope
 from posenc.grader.sandbox import NOBODY, package_dir
+from posenc.grader.session import default_seed
 from tests.conftest import ROOT
 from tests.submissions import corpus_module, require_bwrap
 
@@ -126,7 +127,9 @@ def validate(data: dict) -> None:
     for test in tests:
         assert set(test) <= TEST_FIELDS, set(test) - TEST_FIELDS
         assert isinstance(test["score"], (int, float)) and isinstance(test["max_score"], (int, float))
-        assert 0 <= test["score"] <= test["max_score"] and test["max_score"] > 0
+        instructor = test["name"] == gradescope.INSTRUCTOR_NOTE
+        assert not instructor or (test["visibility"] == "hidden" and test["max_score"] == 0)
+        assert 0 <= test["score"] <= test["max_score"] and (test["max_score"] > 0 or instructor)
         assert test["status"] == ("passed" if test["score"] == test["max_score"] else "failed")
         assert test["visibility"] in gradescope.VISIBILITIES
         assert isinstance(test["name"], str) and isinstance(test["output"], str)
@@ -147,13 +150,14 @@ def test_the_bundle_holds_what_gradescope_needs_and_nothing_else(bundle):
     assert all("/" not in n or n.startswith("private/") for n in names)          # at the zip's root
     modes = {info.filename: info.external_attr >> 16 for info in bundle["infos"]}
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
-    assert bundle["zip"].stat().st_size < 2 * 2**20                               # measured: about 0.4 MB
+    assert bundle["zip"].stat().st_size < 2 * 2**20                               # measured: about 0.9 MB
     with zipfile.ZipFile(bundle["source"] / wheel) as archive:
         inside = archive.namelist()
     assert "posenc/exercises/checks/ch01.py" in inside and "posenc/_data/exercises/ch01_sinusoids.ipynb" in inside
     assert not any(n.startswith(("solutions/", "tests/")) or "/solutions/" in n for n in inside)
     config = json.loads((bundle["source"] / "posenc_autograder.json").read_text())
     assert config["set"] == "ch01" and config["private"] == ["p1"] and config["private_visibility"] == "after_due_date"
+    assert config["settings"]["seed"] == default_seed("ch01")     # one seed for every submission: `grade`'s default
 
 
 def test_setup_installs_what_a_notebook_may_import_pinned_and_cpu_torch_whatever_the_set(bundle):
@@ -195,6 +199,7 @@ def runs(bundle):
         "empty": {"answers.pdf": b"%PDF-1.4\n"},
         "wrong_set": {"ch02.ipynb": (CORPUS / "ch02_relative_shift_wendy.ipynb").read_bytes()},
         "hostile": {"ch01_hal.ipynb": json.dumps(hostile).encode()},
+        "course_code": {"ch01_walt.ipynb": (CORPUS / "ch01_course_code_walt.ipynb").read_bytes()},
     }
     return {name: run_autograder(bundle, name, files) for name, files in cases.items()}
 
@@ -210,6 +215,21 @@ def test_a_correct_submission_gets_full_marks(runs):
     assert "12/12 (100%)" in results["output"] and "check 1:" not in results["output"]   # the course questions only
     assert results["extra_data"]["confinement"] == "bubblewrap" and results["extra_data"]["graded"] is True
     assert "Kernels confined by bubblewrap" in printed and str(package_dir()) not in printed   # the bundle's package
+
+
+def test_the_instructor_sees_course_code_and_the_published_solution_on_gradescope(runs):
+    """What Gradescope's score does not show and the lecturer must decide on: in extra_data and in a hidden
+    test (instructors see it on the submission, students never), not in what the student sees."""
+    for case, key, words in (("correct", "same_as_course_solution", "published solution"),
+                             ("course_code", "course_code", "Course code: `sinusoidal_encoding`")):
+        results, printed = runs[case]
+        assert results["extra_data"][key] is True, results["extra_data"]
+        note = by_name(results)[gradescope.INSTRUCTOR_NOTE]
+        assert note["visibility"] == "hidden" and words in note["output"], note
+        assert "published solution" not in results["output"]
+    results, _ = runs["wrong"]
+    assert not results["extra_data"]["course_code"] and not results["extra_data"]["same_as_course_solution"]
+    assert gradescope.INSTRUCTOR_NOTE not in by_name(results)
 
 
 def test_a_wrong_submission_names_each_mistake(runs):
@@ -481,7 +501,7 @@ def test_one_set_of_notebooks_gets_one_grade_inline_locally_and_in_the_bundle(bu
 
     out = tmp_path / "grades.csv"
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main([str(folder), "--out", str(out), "--extra-tests", str(bundle["top"] / "private"), "--seed", "7",
+        assert main([str(folder), "--out", str(out), "--extra-tests", str(bundle["top"] / "private"),
                      "--set", "ch01", "--jobs", "2", "--timeout-per-question", "5", "--no-sandbox"]) == 0
     with open(out, newline="", encoding="utf-8-sig") as handle:
         local = {row["file"]: row for row in csv.DictReader(handle)}

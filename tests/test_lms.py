@@ -379,7 +379,7 @@ def test_a_bad_roster_stops_before_grading(tmp_path, text, words):
 
 
 def test_moodle_s_import_needs_an_email_for_every_student(tmp_path):
-    (tmp_path / "roster.csv").write_text(canvas_export(roster_rows()[:2]))
+    (tmp_path / "roster.csv").write_text("student_id,name,email\n1001,\"Lovelace, Ada\",\n1002,Bob,b@x\n")
     shutil.copy(CORPUS / "ch01_correct_alice.ipynb", tmp_path)
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
@@ -502,3 +502,60 @@ def test_write_canvas_marks_its_bytes_for_excel(tmp_path):
     matching = match(students, [])
     write_canvas(tmp_path / "c.csv", matching, Plan.make("ch01"), "A", "7")
     assert (tmp_path / "c.csv").read_bytes().startswith(codecs.BOM_UTF8)
+
+
+def test_a_canvas_name_ending_in_a_classmate_s_id_gives_the_file_to_none(tmp_path):
+    """Bob (2099) sets his sortable name to "Stone, Bob_2001": Canvas keeps the "_2001", so his download
+    reads stonebob_2001_2099_81234_...: it is claimed by Ada (2001) and Bob, given to none and reported, as
+    a dashed name is; Ada's own file stays hers, and a file name starting with a number changes nothing."""
+    students = roster_of(tmp_path, "student_id,name\n2001,Ada\n2099,Bob\n")
+    ada, spoof = "lovelaceada_2001_80001_ch01_sinusoids.ipynb", "stonebob_2001_2099_81234_ch01_sinusoids.ipynb"
+    for files in ([ada, spoof], [spoof]):                   # with and without Ada's own hand-in
+        matching = match(students, graded(*files))
+        assert [g.submission.name for g in students[0].files] == files[:-1] and students[1].files == []
+        assert any(f"{spoof} is claimed by several students (2001, 2099): given to none" in line
+                   for line in matching.problems()), matching.problems()
+    numbered = "lovelaceada_2001_80001_2024_ch01.ipynb"
+    match(students, graded(numbered))
+    assert [g.submission.name for g in students[0].files] == [numbered]
+
+
+def test_the_lms_s_maximum_is_compared_with_the_set_s_total(tmp_path):
+    """Canvas's Points Possible and Moodle's Maximum grade are read from the roster; a maximum that is not
+    the set's total (with private checks 15, not 12; Moodle's default 100) is said, with what to set."""
+    from posenc.grader.lms import maximum_problem
+
+    plan = Plan.make("ch01")
+    (tmp_path / "canvas.csv").write_text(canvas_export(roster_rows()[:2]), encoding="utf-8")
+    canvas = read_roster(tmp_path / "canvas.csv")
+    assert canvas.maxima == {ASSIGNMENT: 12.0, "Relative biases (4322)": 10.0}
+    assert maximum_problem(canvas, plan, "Sinusoids", "4321") == ""
+    line = maximum_problem(canvas, Plan.make("ch05"), "Relative biases")
+    assert "'Relative biases (4322)' is 10" in line and "set the assignment's maximum to" in line
+    worksheet = moodle_worksheet([{"student_id": "311", "name": "Jane Doe", "email": "a@x"}])
+    (tmp_path / "w.csv").write_text(worksheet.replace("12.00", "100.00"), encoding="utf-8")
+    moodle = read_roster(tmp_path / "w.csv")
+    assert "'Maximum grade' is 100, but the set's total is 12" in maximum_problem(moodle, plan, "Sinusoids")
+
+
+@pytest.mark.parametrize("lms, roster_kind", [("canvas", "moodle"), ("moodle", "canvas")])
+def test_a_roster_of_the_other_lms_is_refused(tmp_path, capsys, lms, roster_kind):
+    rows = [{"student_id": "311", "name": "Jane Doe", "email": "a@x", "sis_login_id": "", "section": "A"}]
+    text = moodle_worksheet(rows) if roster_kind == "moodle" else canvas_export(rows)
+    (tmp_path / "r.csv").write_text(text, encoding="utf-8")
+    (tmp_path / "in").mkdir()
+    shutil.copy(CORPUS / "ch01_mistakes_carol.ipynb", tmp_path / "in")
+    assert main([str(tmp_path / "in"), "--out", str(tmp_path / "g.csv"), "--roster", str(tmp_path / "r.csv"),
+                 "--lms", lms]) == 2
+    assert f"give --lms {roster_kind}" in capsys.readouterr().err and not (tmp_path / "g.csv").exists()
+
+
+def test_a_pdf_beside_a_graded_notebook_gets_no_feedback_file():
+    """Ada's notes.pdf beside her graded notebook: no "hand in the .ipynb" for Canvas to attach beside her
+    grade; a student who handed in only a PDF still gets one."""
+    from posenc.grader.cli import feedback_for
+
+    ada_nb, ada_pdf = "lovelaceada_2001_80001_ch01.ipynb", "lovelaceada_2001_80002_notes.pdf"
+    bob_pdf = "stonebob_2099_80003_answers.pdf"
+    files = graded(ada_nb, ada_pdf, bob_pdf)
+    assert [g.submission.name for g in feedback_for(files)] == [ada_nb, bob_pdf]

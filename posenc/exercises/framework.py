@@ -900,6 +900,13 @@ class Checker:
         return f"<check for exercise set {self.exercise_set.set_id}: {self.exercise_set.title}>"
 
 
+# What a graded answer may import (the grader's environment: the package's run-time dependencies and its
+# torch extra, pyproject.toml; tests/test_grade_units.py holds this list to it), and packages Colab has that
+# the grader does not.
+GRADED_PACKAGES = ("NumPy", "torch", "matplotlib", "the course's `posenc`")
+NOT_GRADED_EXAMPLES = ("SciPy", "pandas")
+
+
 def checking_rules() -> str:
     """How the checks judge, for the top of every exercise notebook (``{{ posenc.exercises.framework:
     checking_rules }}`` in its source): the rules' numbers come from the constants the checks use."""
@@ -921,6 +928,10 @@ def checking_rules() -> str:
         "prints is shown, what it changes in your variables is not kept.",
         "- **Up to date.** When the cell that defines your answer failed the last time you ran it, the check "
         "says so instead of grading the version of an earlier run.",
+        f"- **Imports.** Your lecturer's grader runs your answers with {', '.join(GRADED_PACKAGES)} and the "
+        "Python standard library. Other packages are not there, even where this notebook runs with them: "
+        f"an answer that imports {' or '.join(NOT_GRADED_EXAMPLES)} (both in Colab) passes `check` here and "
+        "fails in the grader.",
     ]
     lines = [textwrap.fill(rule, width=110, subsequent_indent="  ", break_on_hyphens=False) for rule in rules]
     return "\n".join(["How `check` judges, in every exercise notebook:", "", *lines])

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
 import signal
 import sys
 import threading
@@ -39,20 +38,22 @@ from posenc.exercises import SET_IDS
 from posenc.grader.kernel import Limits
 from posenc.grader.downloads import submitter_of
 from posenc.grader.lms import (
-    LMS, UNGRADED_AS, Roster, match, read_roster, require_emails, students_by_file, write_canvas, write_moodle,
+    LMS, UNGRADED_AS, Roster, check_roster_kind, match, maximum_problem, read_roster, require_emails, students_by_file, write_canvas, write_moodle,
 )
 from posenc.grader.report import (
-    COPIES, Progress, feedback_names, feedback_text, say, summary, terminal_text, write_csv, write_feedback,
-    write_lecturer_report,
+    COPIES, Progress, clear_feedback, feedback_names, feedback_text, one_line, say, summary, terminal_text,
+    write_csv, write_feedback, write_lecturer_report,
 )
 from posenc.grader.sandbox import SandboxError, find_bwrap
 from posenc.grader.session import (
-    Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests,
+    Graded, Plan, ServerPool, Settings, UsageError, default_seed, grade_submission, load_extra_tests,
 )
 from posenc.grader.status import (
     GRADER_ERROR, INVALID, NOT_NOTEBOOK, NOT_UPLOADS, ONLINE_TEXT, SYMLINK, UNKNOWN_SET, WRONG_SET,
 )
-from posenc.grader.submission import SYMLINK_MESSAGE, Submission, read_submission, set_digest, template_sources
+from posenc.grader.submission import (
+    SOLUTION_NOTE, SYMLINK_MESSAGE, Submission, read_submission, set_digest, solution_digest, template_sources,
+)
 
 NO_BWRAP = ("bubblewrap (the program bwrap) is needed to confine the students' code: install it "
             "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or pass "
@@ -222,7 +223,7 @@ def mark_problems(subs: list[Submission], set_id: str | None, forced: bool = Fal
                                   f"but this run grades {set_id}: was the wrong notebook submitted?")
 
 
-def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
+def find_copies(graded: list[Graded], template: set[str], set_id: str | None = None) -> list[list[str]]:
     """Groups of graded notebooks whose own code is the same (``set_digest``: names, comments, layout and
     the order of cells aside, handed-out cells and cells too small to be evidence left out). Nobody is
     marked down, as the grader cannot tell the original from the copy: each row's message names the others,
@@ -238,7 +239,17 @@ def find_copies(graded: list[Graded], template: set[str]) -> list[list[str]]:
         for g in group:
             g.notes.append("same code as " + ", ".join(o.submission.name for o in group if o is not g)
                            + f" ({COPIES}; nobody is marked down: compare them)")
-    return [[g.submission.name for g in group] for group in copies]
+    solution = solution_digest(set_id) if set_id else ""
+    listed = []
+    for digest, group in groups.items():
+        names = [g.submission.name for g in group]
+        if digest == solution:        # the lecturer's: the row, the report and the summary, not the feedback
+            for g in group:
+                g.notes.append(SOLUTION_NOTE)
+            listed.append(names + ["the course's published solution"])
+        elif len(group) > 1:
+            listed.append(names)
+    return listed
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -312,12 +323,15 @@ class Outcome:
     copies: list[list[str]] = field(default_factory=list)
     matching: object = None          # lms.Matching, with a roster
     roster: str = ""                 # what the roster was read as
+    maximum: str = ""                # the LMS's maximum differs from the set's total
+    feedback_cleared: list[str] = field(default_factory=list)   # the grader's stale files of an earlier run
+    feedback_others: list[str] = field(default_factory=list)   # files in the feedback folder it did not write
     sandbox: list[str] | None = None
     gradebooks: list[Path] = field(default_factory=list)
 
     @property
     def roster_problems(self) -> list[str]:
-        return self.matching.problems() if self.matching else []
+        return ([self.maximum] if self.maximum else []) + (self.matching.problems() if self.matching else [])
 
     @property
     def exit_status(self) -> int:
@@ -340,12 +354,18 @@ def grade(options: Options, stream=None) -> int:
     try:
         options.check()
         roster = read_roster(options.roster) if options.roster is not None else None
+        if roster is not None:
+            check_roster_kind(roster, options.lms)
         if roster is not None and "moodle" in options.lms:
             require_emails(roster)
         files = find_files(options)
+        check_outputs(options, files)
         extras = load_extra_tests(options.extra_tests) if options.extra_tests else []
         outcome = grade_all(files, extras, options, stream)
         compare(outcome, roster)
+        if roster is not None:
+            outcome.maximum = maximum_problem(roster, outcome.plan, assignment_title(options, outcome.plan),
+                                              options.assignment_id)
     except (UsageError, SandboxError) as exc:
         say(sys.stderr, f"error: {terminal_text(str(exc))}")
         return 2
@@ -357,6 +377,36 @@ def grade(options: Options, stream=None) -> int:
     if not options.quiet:
         tell(outcome, options, time.perf_counter() - start, stream)
     return outcome.exit_status
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def check_outputs(options: Options, files: list[Found]) -> None:
+    """No output may overwrite an input: the CSV, the report and the LMS files are never the roster, a
+    hand-in or a private check, and the feedback folder never holds the hand-ins (UsageError, exit 2)."""
+    inputs = [*((options.roster,) if options.roster else ()), *(f.path for f in files if not f.problem),
+              *(sorted(options.extra_tests.glob("*.py")) if options.extra_tests and options.extra_tests.is_dir()
+                else ())]
+    outputs = {"--out": options.out, "the lecturer's report": options.report,
+               **{f"the {name} file": options.gradebook(name) for name in options.lms}}
+    for what, output in outputs.items():
+        clash = next((i for i in inputs if _same(output, i)), None)
+        if clash is not None:
+            raise UsageError(f"{what} would be written to {output}, which is an input of this run ({clash}): "
+                             "nothing was written; choose another --out (or --lecturer-report)")
+    if options.feedback_dir:
+        folder = options.feedback_dir.resolve()
+        for given in options.paths:
+            place = Path(given).resolve()
+            if place == folder or folder in place.parents:
+                raise UsageError(f"--feedback-dir {options.feedback_dir} holds the hand-ins ({given}): feedback "
+                                 "files could overwrite a student's files; give a folder of its own, such as "
+                                 "feedback/ beside the hand-ins")
 
 
 def find_files(options: Options) -> list[Found]:
@@ -401,6 +451,8 @@ def plan_run(subs: list[Submission], extras: list, options: Options) -> tuple[Pl
         raise UsageError(refusal)
     chosen, note = choose_set(subs, options.set_id)
     mark_problems(subs, chosen, forced=bool(options.set_id))
+    if options.settings.seed is None:
+        options.settings.seed = default_seed(chosen or "")
     if chosen is None:
         return None, note
     plan = Plan.make(chosen, extras)
@@ -423,7 +475,8 @@ def _grade_one(sub: Submission, plan: Plan, pool: ServerPool, settings: Settings
 def compare(outcome: Outcome, roster: Roster | None) -> None:
     """Across the submissions: the groups of copies, and with a roster whose file is which."""
     plan = outcome.plan
-    outcome.copies = find_copies(outcome.graded, template_sources(plan.exercise_set.set_id) if plan else set())
+    outcome.copies = find_copies(outcome.graded, template_sources(plan.exercise_set.set_id) if plan else set(),
+                                 plan.exercise_set.set_id if plan else None)
     if roster is not None:
         outcome.matching, outcome.roster = match(roster.students, outcome.graded), roster.source
 
@@ -435,7 +488,7 @@ def write_results(outcome: Outcome, options: Options) -> None:
     write_csv(options.out, plan, graded, options.settings.seed, students_by_file(matching) if matching else None,
               options.ungraded_as)
     write_lecturer_report(options.report, plan, graded, outcome.copies, outcome.note, outcome.roster_problems)
-    title = options.assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
+    title = assignment_title(options, plan)
     for name in dict.fromkeys(options.lms):
         outcome.gradebooks.append(options.gradebook(name))
         if name == "canvas":
@@ -447,14 +500,28 @@ def write_results(outcome: Outcome, options: Options) -> None:
         folder = options.feedback_dir.resolve()
         uploads = feedback_for(graded)
         ours = tuple(p.name for p in options.files if p.resolve().parent == folder)   # the report...
-        for g, name in zip(uploads, feedback_names([g.submission.name for g in uploads], reserved=ours)):
+        removed, outcome.feedback_others = clear_feedback(options.feedback_dir, ours)
+        names = feedback_names([g.submission.name for g in uploads], reserved=ours)
+        for g, name in zip(uploads, names):
             write_feedback(options.feedback_dir / name, feedback_text(g, plan))
+        outcome.feedback_cleared = [one_line(name, 200) for name in removed if name not in set(names)]
+
+
+def assignment_title(options: Options, plan: Plan | None) -> str:
+    """The assignment's name in the LMS files: --assignment, else "Exercise set chNN"."""
+    return options.assignment or (f"Exercise set {plan.exercise_set.set_id}" if plan else "Exercise set")
 
 
 def feedback_for(graded: list[Graded]) -> list[Graded]:
     """The submissions that get a feedback file: all but the LMS's pages of online text (no upload of the
-    student's: a feedback file would only puzzle them)."""
-    return [g for g in graded if g.submission.problem not in NOT_UPLOADS]
+    student's: a feedback file would only puzzle them), and but a file that is no notebook (notes.pdf) of a
+    student whose notebook was graded: "hand in the .ipynb" beside their grade would contradict it."""
+    def student(g: Graded):
+        return submitter_of(g.submission.name)
+
+    with_notebook = {who.key for g in graded if g.submission.gradable and (who := student(g))}
+    return [g for g in graded if g.submission.problem not in NOT_UPLOADS and not (
+        g.submission.problem == NOT_NOTEBOOK and (who := student(g)) and who.key in with_notebook)]
 
 
 def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
@@ -465,6 +532,14 @@ def tell(outcome: Outcome, options: Options, seconds: float, stream) -> None:
         say(stream, f"Roster: {outcome.roster}" + "".join(f"\n  {line}" for line in outcome.roster_problems))
     for book in outcome.gradebooks:
         say(stream, f"Wrote {book} for the LMS's grade import")
+    if outcome.feedback_cleared:
+        say(stream, f"Removed {len(outcome.feedback_cleared)} feedback file(s) of an earlier run from "
+                    f"{options.feedback_dir}, about hand-ins this run did not grade: "
+                    + ", ".join(outcome.feedback_cleared[:10]) + (" ..." if len(outcome.feedback_cleared) > 10 else ""))
+    if outcome.feedback_others:
+        say(stream, f"{options.feedback_dir} also holds {len(outcome.feedback_others)} file(s) the grader did not "
+                    f"write, left as they are: {', '.join(outcome.feedback_others[:10])}"
+                    f"{' ...' if len(outcome.feedback_others) > 10 else ''}; move them out before you zip the folder")
     if outcome.sandbox is not None:
         say(stream, "Kernels confined by " + ("; ".join(outcome.sandbox) or "nothing beyond the time limits"))
     if not options.settings.limits.sandbox:
@@ -550,7 +625,8 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                              "only the limits, Landlock and seccomp apply)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="submissions graded at the same time (default: the number of cores)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the grader's inputs (default: random)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the inputs the grader draws besides its fixed ones (default: one per "
+                             "set, the same as a Gradescope bundle's default)")
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
 
 
@@ -558,7 +634,7 @@ def options_from(args: argparse.Namespace) -> Options:
     settings = Settings(timeout_per_question=args.timeout_per_question, timeout_per_cell=args.timeout_per_cell,
                         timeout_per_notebook=args.timeout_per_notebook,
                         limits=Limits(memory_mb=args.memory_mb, disk_mb=args.disk_mb, sandbox=not args.no_sandbox),
-                        seed=args.seed if args.seed is not None else secrets.randbelow(2**31))
+                        seed=args.seed)
     return Options(tuple(args.submissions), args.out, feedback_dir=args.feedback_dir, extra_tests=args.extra_tests,
                    settings=settings, jobs=args.jobs, set_id=args.set_id, quiet=args.quiet,
                    lecturer_report=args.lecturer_report, roster=args.roster, lms=tuple(args.lms),

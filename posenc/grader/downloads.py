@@ -6,7 +6,8 @@ back. Facts from the two LMSs' source code, in our words:
 **Canvas** (an assignment's *Download Submissions*): one flat zip; each uploaded file is named
 ``<lastfirst>[_late]_<user id>_<file id>_<the student's file name>``, the part before the ids made of the
 student's sortable name with everything but letters, digits and "_" removed, in lower case (so the
-``_LATE_`` of a late hand-in is ``_late_``). An online text entry is ``<lastfirst>_<user id>_text.html``, a
+``_LATE_`` of a late hand-in is ``_late_``); a sortable name ending in "_<number>" keeps it, so a name can end in a classmate's user id.
+An online text entry is ``<lastfirst>_<user id>_text.html``, a
 website URL ``..._link.html``. *Re-Upload Submissions* takes a zip of files named so: the first two parts of a
 name (split at "_") that are all digits are the user id and the file id, and the file becomes a comment on
 that user's submission.
@@ -43,10 +44,15 @@ class Submitter:
     prefix: str         # what the LMS wrote, up to the student's own part ("Jane Doe_311_assignsubmission_file")
     rest: str           # the student's own part: their file name, their folders
     online_text: bool = False   # the LMS's page of the student's typed text or URL, not an upload
+    other_ids: tuple[str, ...] = ()   # Canvas: more numbers before the file name, each could be the user id
 
     @property
     def key(self) -> tuple[str, str]:
-        return self.lms, self.lms_id
+        return self.lms, "|".join((self.lms_id, *self.other_ids))
+
+    @property
+    def candidate_ids(self) -> tuple[str, ...]:
+        return (self.lms_id, *self.other_ids)
 
     @property
     def label(self) -> str:
@@ -79,7 +85,13 @@ def _canvas(base: str) -> Submitter | None:
         if name != name.lower() or not all(ch.isalnum() or ch == "_" for ch in name):
             return None                            # Canvas writes letters, digits and "_", in lower case
         if index + 2 < len(words) and _digits(words[index + 1]):
-            return Submitter(CANVAS, words[index], name, "_".join(words[:index + 2]), "_".join(words[index + 2:]))
+            # A run of more numbers: a name ending in "_<number>" (Canvas keeps a sortable name's "_2001") or
+            # a file name starting with one; each number but the run's last could be the user id.
+            run = index + 2
+            while run < len(words) - 1 and _digits(words[run]):
+                run += 1
+            return Submitter(CANVAS, words[index], name, "_".join(words[:index + 2]), "_".join(words[index + 2:]),
+                             other_ids=tuple(words[index + 1:run - 1]))
         if index == len(words) - 2 and words[-1] in _CANVAS_PAGES:
             return Submitter(CANVAS, words[index], name, "_".join(words[:index + 1]), words[-1], online_text=True)
         return None

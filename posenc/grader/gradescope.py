@@ -57,8 +57,13 @@ from posenc.exercises import SET_IDS, load_set
 from posenc.grader.kernel import Limits
 from posenc.grader.report import UNJUDGED, lecturer_report_text, one_line
 from posenc.grader.sandbox import NOBODY, SandboxError, find_bwrap, package_dir
-from posenc.grader.session import Graded, Plan, ServerPool, Settings, UsageError, grade_submission, load_extra_tests
-from posenc.grader.submission import EMPTY, INVALID, Submission, read_submission
+from posenc.grader.status import COURSE_CODE
+from posenc.grader.session import (
+    Graded, Plan, ServerPool, Settings, UsageError, default_seed, grade_submission, load_extra_tests,
+)
+from posenc.grader.submission import (
+    EMPTY, INVALID, SOLUTION_NOTE, Submission, read_submission, set_digest, solution_digest, template_sources,
+)
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 CONFIG = "posenc_autograder.json"
@@ -163,10 +168,12 @@ def build_bundle(set_id: str, out: Path, extra_tests: Path | None = None, settin
         raise UsageError("the bundle is built from a clone of the course (pyproject.toml, constraints.txt)")
     extras = load_extra_tests(extra_tests) if extra_tests else []
     plan = Plan.make(set_id, extras)          # private checks that do not fit stop here, as in a run
-    plan.check_private(0)
+    settings = {"seed": default_seed(set_id), **(settings or {})}
+    plan.check_private(settings["seed"])
     requirements = runtime_requirements(checkout)
     config = {"set": set_id, "title": load_set(set_id).title, "private_visibility": private_visibility,
-              "settings": settings or {}, "private": [q.qid for q in plan.questions if q.private]}
+              "settings": settings, "private": [q.qid for q in plan.questions if q.private],
+              "solution_digest": solution_digest(set_id)}    # a hash of the course's solution, not the solution
     with tempfile.TemporaryDirectory() as scratch:
         wheel = wheel or build_wheel(checkout, Path(scratch))
         files: dict[str, bytes] = {
@@ -271,12 +278,33 @@ def results_json(plan: Plan, graded: Graded | None, reasons: list[str], private_
         if not (question.private and private_visibility == "hidden"):
             counted += score
     graded_ok = graded is not None and graded.submission.gradable
+    flagged = _for_the_instructor(graded) if graded_ok else {}
+    if flagged:        # a hidden test: instructors see it on the submission, students never
+        tests.append({"name": INSTRUCTOR_NOTE, "number": str(len(tests) + 1), "score": 0.0, "max_score": 0.0,
+                      "status": "passed", "output": " ".join(flagged.values()), "visibility": "hidden"})
     output = feedback_text(graded, plan, private=False) if graded_ok else "\n".join(one_line(r, 2000) for r in reasons)
     # No execution_time (optional) and no status flags here: how long grading took, or that a limit was hit,
     # could tell a student what a private check did; the instructor reads both on the autograder's output.
     return {"score": counted, "output": output, "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests,
-            "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement, "graded": graded_ok}}
+            "extra_data": {"exercise_set": plan.exercise_set.set_id, "confinement": confinement, "graded": graded_ok,
+                           "course_code": "course_code" in flagged, "same_as_course_solution": "solution" in flagged}}
+
+
+INSTRUCTOR_NOTE = "For the instructor (not scored)"
+
+
+def _for_the_instructor(graded: Graded) -> dict[str, str]:
+    """What the lecturer must decide on and Gradescope's score does not show: an answer that is the course's
+    own function (full marks stay), a hand-in that is the course's published solution."""
+    found = {}
+    if COURSE_CODE in graded.flags:
+        found["course_code"] = ("Course code: " + "; ".join(n for n in graded.notes if "course's" in n and
+                                                              SOLUTION_NOTE not in n)[:1500]
+                                + ". Its points are in the score: you decide.")
+    if SOLUTION_NOTE in graded.notes:
+        found["solution"] = f"Published solution: {SOLUTION_NOTE}. Its points are in the score: you decide."
+    return found
 
 
 def run(root: Path) -> int:
@@ -293,7 +321,7 @@ def run(root: Path) -> int:
     settings = Settings(timeout_per_question=float(options.get("timeout_per_question", 10.0)),
                         timeout_per_notebook=float(options.get("timeout_per_notebook", 300.0)),
                         limits=Limits(memory_mb=float(options.get("memory_mb", 1024))),
-                        seed=int.from_bytes(os.urandom(4), "big") % 2**31)
+                        seed=int(options.get("seed", default_seed(set_id))))
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
     pool, confinement, graded, reasons = None, "", None, []
@@ -311,6 +339,9 @@ def run(root: Path) -> int:
         elif sub is not None:
             sub.set_id = set_id
             graded = grade_submission(sub, plan, pool, settings)
+            if config.get("solution_digest") and \
+                    set_digest(sub, template_sources(set_id)) == config["solution_digest"]:
+                graded.notes.append(SOLUTION_NOTE)
             print(lecturer_report_text(plan, [graded], [], ""))
             for r in graded.results:
                 if r.private and r.message.startswith(UNJUDGED):
@@ -378,20 +409,25 @@ def add_bundle_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-per-question", type=float, default=10.0, metavar="S")
     parser.add_argument("--timeout-per-notebook", type=float, default=300.0, metavar="S")
     parser.add_argument("--memory-mb", type=float, default=1024, metavar="M")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the inputs the grader draws besides its fixed ones, kept in the bundle for "
+                             "every submission (default: the set's, the same as `grade`'s default)")
 
 
 def run_bundle(args: argparse.Namespace) -> int:
     """``python -m posenc.grader gradescope chNN``: write the bundle."""
     out = args.out or Path(f"autograder_{args.set_id}.zip")
+    seed = args.seed if args.seed is not None else default_seed(args.set_id) if args.set_id in SET_IDS else 0
     try:
         names = build_bundle(args.set_id, out, args.extra_tests, private_visibility=args.private_visibility,
                              settings={"timeout_per_question": args.timeout_per_question,
                                        "timeout_per_notebook": args.timeout_per_notebook,
-                                       "memory_mb": args.memory_mb})
+                                       "memory_mb": args.memory_mb, "seed": seed})
     except (UsageError, subprocess.CalledProcessError) as exc:
         print(f"error: {one_line(exc, 2000)}", file=sys.stderr)
         return 2
-    print(f"Wrote {out} ({out.stat().st_size / 2**20:.1f} MB: {', '.join(names)}). On Gradescope: a "
+    print(f"Wrote {out} ({out.stat().st_size / 2**20:.1f} MB: {', '.join(names)}), seed {seed} for every "
+          f"submission (`grade --seed {seed}` grades as this bundle does). On Gradescope: a "
           "Programming Assignment, Configure Autograder, Zip file upload, base image Ubuntu 22.04.")
     return 0
 

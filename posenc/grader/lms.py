@@ -67,7 +67,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from posenc.grader.downloads import Submitter, submitter_of
+from posenc.grader.downloads import CANVAS, MOODLE, Submitter, submitter_of
 from posenc.grader.report import csv_cell, one_line, ungraded_cell
 from posenc.grader.session import Graded, Plan, UsageError
 from posenc.grader.status import NOT_NOTEBOOK, ONLINE_TEXT
@@ -116,6 +116,11 @@ class Student:
 class Roster:
     students: list[Student]
     source: str            # what the file was read as, for the summary
+    kind: str = "own"      # "own", CANVAS or MOODLE: whose file it is
+    maxima: dict[str, float] = field(default_factory=dict)   # an assignment's maximum as the LMS states it
+
+
+MOODLE_MAXIMUM = ("maximum grade", "note maximale", "calificación máxima", "bewertung maximal", "voto massimo")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -129,10 +134,13 @@ def read_roster(path: Path) -> Roster:
     rows, separator = _split(path, text)
     header = [cell.strip() for cell in rows[0]]
     lower = [cell.lower() for cell in header]
+    kind, maxima = "own", {}
     if lower and (lower[0] == "student" or lower[:2] == ["lastname", "firstname"]) and "id" in lower:
         students, what = _canvas_students(path, header, rows[1:]), "Canvas's gradebook export"
+        kind, maxima = CANVAS, _canvas_maxima(header, rows[1:])
     elif _moodle_identifier(lower, rows[1:]) is not None:
         students, what = _moodle_students(path, lower, rows[1:]), "Moodle's grading worksheet"
+        kind, maxima = MOODLE, _moodle_maxima(lower, rows[1:])
     else:
         students, what = _own_students(path, lower, rows[1:]), "a roster"
     seen: dict[str, int] = {}
@@ -144,7 +152,62 @@ def read_roster(path: Path) -> Roster:
                              f"(also on line {seen[student.student_id]})")
         seen[student.student_id] = number
     how = {",": "", ";": ", semicolon-separated", "\t": ", tab-separated"}[separator]
-    return Roster([s for _, s in students], f"{what} {path.name} ({len(students)} students{how})")
+    return Roster([s for _, s in students], f"{what} {path.name} ({len(students)} students{how})", kind, maxima)
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell.strip().replace(",", "."))        # "12.00", or "12,00" from a German export
+    except ValueError:
+        return None
+
+
+def _canvas_maxima(header: list[str], rows: list[list[str]]) -> dict[str, float]:
+    """Each assignment column's "Points Possible", as Canvas's export states it."""
+    row = next((r for r in rows if "Points Possible" in _cell(r, 0)), [])
+    return {header[i]: value for i in range(5, min(len(header), len(row)))
+            if (value := _number(row[i])) is not None}
+
+
+def _moodle_maxima(lower: list[str], rows: list[list[str]]) -> dict[str, float]:
+    """The worksheet's "Maximum grade" (the same on every row: the assignment's)."""
+    column = _column(lower, MOODLE_MAXIMUM)
+    values = [v for row in rows if (v := _number(_cell(row, column))) is not None] if column is not None else []
+    return {"Maximum grade": values[0]} if values else {}
+
+
+def check_roster_kind(roster: Roster, lms: tuple[str, ...]) -> None:
+    """A Canvas export cannot key a Moodle import, nor a Moodle worksheet a Canvas one."""
+    for name in lms:
+        if roster.kind not in ("own", name):
+            other = "Canvas's gradebook export" if roster.kind == CANVAS else "Moodle's grading worksheet"
+            raise UsageError(f"--lms {name}: the roster is {other}, whose ids "
+                             f"{name.capitalize()} does not know; give --lms {roster.kind}, or the roster of "
+                             f"{name.capitalize()} ({'its gradebook export' if name == CANVAS else 'its grading worksheet'})")
+
+
+def maximum_problem(roster: Roster, plan: Plan | None, assignment: str, assignment_id: str = "") -> str:
+    """A line when the LMS's maximum for this assignment (Canvas's Points Possible, Moodle's Maximum grade)
+    is not the set's total, private checks included; "" when they agree or the roster states none."""
+    if plan is None or not roster.maxima:
+        return ""
+    if roster.kind == MOODLE:
+        column, stated = next(iter(roster.maxima.items()))
+    else:
+        found = [(c, v) for c, v in roster.maxima.items()
+                 if c == assignment or re.sub(r"\s*\(\d+\)$", "", c) == assignment
+                 or (assignment_id and c.endswith(f"({assignment_id})"))]
+        if len(found) != 1:
+            return ""
+        column, stated = found[0]
+    if stated == plan.max_points:
+        return ""
+    private = sum(q.points for q in plan.questions if getattr(q, "private", False))
+    counted = f" ({plan.max_points - private:g} of the course's questions + {private:g} of your private checks)" \
+        if private else ""
+    return (f"the LMS's maximum for {column!r} is {stated:g}, but the set's total is {plan.max_points:g}{counted}: "
+            f"set the assignment's maximum to {plan.max_points:g} before importing, or the LMS scales or caps "
+            "the grades")
 
 
 def _roster_text(path: Path) -> str:
@@ -371,6 +434,12 @@ def _assign(key: tuple, files: list[Graded], by_id: dict[str, Student], patterne
     """The owner of one submitter's files (or of one file the LMS did not name)."""
     submitter = submitter_of(files[0].submission.name) if key[0] != "file" else None
     owner = by_id.get(submitter.lms_id) if submitter else None
+    if submitter is not None and submitter.other_ids:      # "stonebob_2001_2099_81234_ch01.ipynb"
+        on_roster = [by_id[i] for i in dict.fromkeys(submitter.candidate_ids) if i in by_id]
+        if len(on_roster) > 1:
+            matching.ambiguous += [(g, on_roster) for g in files]
+            return
+        owner = on_roster[0] if on_roster else None
     claims = [s for s in patterned if key in named[s.student_id]
               and (key[0] == "file" or sum(k[0] != "file" for k in named[s.student_id]) == 1)]
     if owner is not None:

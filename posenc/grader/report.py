@@ -213,6 +213,28 @@ def feedback_names(names: list[str], reserved: tuple[str, ...] = ()) -> list[str
     return result
 
 
+FEEDBACK_MARK = b"Feedback on "        # how every feedback file starts: the grader's own, from any run
+
+
+def clear_feedback(folder: Path, keep: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """Before a run writes its feedback: remove the feedback files an earlier run left in ``folder`` (a
+    ``.txt`` file that starts as the grader's do), so that a hand-in removed or renamed since leaves no
+    stale file to upload. Anything else is left. The names removed, and the names left."""
+    removed, others = [], []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name in keep:
+            continue
+        if entry.name.endswith(".txt") and entry.is_file(follow_symlinks=False):
+            with open(entry.path, "rb") as handle:
+                ours = handle.read(len(FEEDBACK_MARK)) == FEEDBACK_MARK
+            if ours:
+                os.unlink(entry.path)
+                removed.append(entry.name)
+                continue
+        others.append(one_line(entry.name, 200))
+    return removed, others
+
+
 def write_feedback(path: Path, text: str) -> None:
     """Write a feedback file, never through a symbolic link already standing at its name."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)

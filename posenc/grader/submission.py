@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from posenc.paths import EXERCISES
+from posenc.paths import EXERCISES, SOLUTIONS
 from posenc.grader.status import (  # noqa: F401  (the statuses' one definition; imported from here too)
     EMPTY, GRADER_ERROR, INVALID, NOT_NOTEBOOK, PROBLEMS, SYMLINK, UNKNOWN_SET, WRONG_SET,
 )
@@ -188,6 +188,22 @@ def exercise_imports(set_id: str) -> list[str]:
 # ``return 2 * np.pi * base ** (2 * i / d_model)`` is about 25 nodes, ch01's answers together about 260.
 MIN_OWN_CELL = 8
 MIN_EVIDENCE = 80
+
+
+def solution_digest(set_id: str) -> str:
+    """``set_digest`` of the course's published solution notebook of the set (``solutions/``, in a checkout;
+    a Gradescope bundle carries only this digest): a hand-in with the same digest is that solution, as a
+    copy of a classmate's would be found. "" without the solution."""
+    template = template_sources(set_id)
+    for path in sorted(SOLUTIONS.glob(f"{set_id}_*.ipynb")):
+        sub = read_submission(path)
+        if sub.gradable:
+            return set_digest(sub, template)
+    return ""
+
+
+SOLUTION_NOTE = ("same code as the course's published solution of this set (solutions/; names, comments, "
+                 "layout and cell order aside): compare it with the solution")
 
 
 def set_digest(sub: Submission, template: set[str]) -> str:

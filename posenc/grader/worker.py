@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import io
 import hashlib
@@ -471,7 +472,7 @@ def kernel_main(channel_fd: int, setup: dict, memory: tuple[int, int], isolated:
         """Where each named function or class comes from (the module it was defined in)."""
         found = {}
         for name in request.get("names", []):
-            obj = namespace.get(name)
+            obj = _unwrapped(namespace.get(name))
             if isinstance_(obj, (types.FunctionType, types.BuiltinFunctionType, type)):
                 module, qualname = obj.__dict__.get("__module__") if isinstance_(obj, type) else obj.__module__, \
                     obj.__qualname__
@@ -768,6 +769,25 @@ def _bound_names(node: ast.stmt) -> set[str]:
             if isinstance(sub, ast.Name):
                 names.add(sub.id)
     return names
+
+
+_PARTIAL_FUNC = functools.partial.__dict__["func"].__get__       # read past a subclass's own attributes
+_METHOD_FUNC = types.MethodType.__dict__["__func__"].__get__
+
+
+def _unwrapped(obj):
+    """The function under ``functools.partial(f, ...)``, a bound method, or ``functools.wraps``'s
+    ``__wrapped__`` (a few levels), so that ``partial(course.sinusoidal_encoding)`` is seen as the course's."""
+    for _ in range(8):
+        if isinstance(obj, functools.partial):
+            obj = _PARTIAL_FUNC(obj)
+        elif isinstance(obj, types.MethodType):
+            obj = _METHOD_FUNC(obj)
+        elif isinstance(obj, types.FunctionType) and isinstance(obj.__dict__.get("__wrapped__"), types.FunctionType):
+            obj = obj.__dict__["__wrapped__"]
+        else:
+            break
+    return obj
 
 
 def _wrapped_course_function(obj, name: str) -> str | None:

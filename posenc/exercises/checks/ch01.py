@@ -161,7 +161,8 @@ def binary_encoding(n_positions, n_bits):
     return (positions >> np.arange(n_bits)[None, :]) & 1
 
 
-BINARY_PROBES = [(0, 3), (1, 1), (8, 3), (16, 4), (37, 6), (5, 8)]
+BINARY_PROBES = [(0, 3), (1, 1), (8, 3), (16, 4), (37, 6), (5, 8),
+                 (9, 3), (20, 2)]    # more positions than 2**n_bits, as the drawn ones often have
 
 BINARY_MISTAKES = [
     Mistake("bit order: column k must hold bit k counted from the least significant bit "
