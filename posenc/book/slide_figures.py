@@ -269,8 +269,7 @@ def _move_a_crowding_legend(fig) -> bool:
     box, axes_box = legend.get_window_extent(renderer), ax.bbox
     if box.width * box.height <= 0.3 * axes_box.width * axes_box.height:
         return False
-    handles, labels = legend.legend_handles, [text.get_text() for text in legend.get_texts()]
-    size = legend.get_texts()[0].get_fontsize() if labels else None
+    handles, labels, size = _legend_entries(legend)
     legend.remove()
     fig.legend(handles=handles, labels=labels, loc="outside right upper", fontsize=size, frameon=False)
     return True
@@ -333,7 +332,9 @@ def _covers_data(ax, legend, renderer) -> bool:
 
 
 def _legend_entries(legend):
-    return legend.legend_handles, [text.get_text() for text in legend.get_texts()]
+    """A legend's keys, its labels and their font size (None for an empty legend)."""
+    texts = legend.get_texts()
+    return legend.legend_handles, [text.get_text() for text in texts], texts[0].get_fontsize() if texts else None
 
 
 def _move_covering_legends(fig) -> bool:
@@ -348,8 +349,7 @@ def _move_covering_legends(fig) -> bool:
     still = []
     for ax in covering:
         legend = ax.get_legend()
-        handles, labels = _legend_entries(legend)
-        size = legend.get_texts()[0].get_fontsize() if labels else None
+        handles, labels, size = _legend_entries(legend)
         moved = ax.legend(handles=handles, labels=labels, loc="best", ncols=legend._ncols, fontsize=size,
                           frameon=legend.get_frame_on(), title=legend.get_title().get_text() or None)
         fig.canvas.draw()
@@ -358,16 +358,14 @@ def _move_covering_legends(fig) -> bool:
     entries = {tuple(_legend_entries(ax.get_legend())[1]) for ax in still}
     if still and len(entries) == 1:
         legend = still[0].get_legend()
-        handles, labels = _legend_entries(legend)
-        size = legend.get_texts()[0].get_fontsize() if labels else None
+        handles, labels, size = _legend_entries(legend)
         for ax in still:
             ax.get_legend().remove()
         fig.legend(handles=handles, labels=labels, loc="outside right upper", fontsize=size, frameon=False)
     else:
         for ax in still:                # each beside its own panel, in one column (the layout makes room)
             legend = ax.get_legend()
-            handles, labels = _legend_entries(legend)
-            size = legend.get_texts()[0].get_fontsize() if labels else None
+            handles, labels, size = _legend_entries(legend)
             ax.legend(handles=handles, labels=labels, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=size,
                       frameon=False, title=legend.get_title().get_text() or None)
     return True
