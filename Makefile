@@ -39,12 +39,21 @@ check-python:
 	  echo "error: this course needs Python $(PYTHON_VERSIONS), but $$py is $${version:-not a working Python}: $${fix}pick one with: make PYTHON=python3.11 $(or $(MAKECMDGOALS),setup)" >&2; \
 	  exit 1;; esac
 
+# uv installs the packages (the pins of constraints.txt, with a fraction of pip's CPU time) and keeps a cache
+# from which the tests' throwaway environments (tests/colab_env.py) are linked in seconds; pip stays in .venv
+# for what calls it. uv reads none of pip's configuration, so the folders of wheels pip is pointed at
+# (PIP_FIND_LINKS or pip's config: a local CPU build of torch, say) are handed to it.
+UV         := $(BIN)/uv
+FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+UV_INSTALL  = $(UV) pip install --quiet --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
+
 $(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-python
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade "pip>=23"
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-deps --index-url $(TORCH_INDEX) "$$(grep '^torch==' constraints.txt)")
-	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
+	test -x $(UV) || $(PYTHON) -m pip --python $(BIN)/python install --quiet "$$(grep '^uv==' constraints.txt)" || \
+	  { $(BIN)/python -m ensurepip --default-pip >/dev/null && $(BIN)/python -m pip install --quiet "$$(grep '^uv==' constraints.txt)"; }
+	$(if $(TORCH_INDEX),$(UV_INSTALL) --no-deps --index-url $(TORCH_INDEX) "$$(grep '^torch==' constraints.txt)")
+	$(UV_INSTALL) "pip>=23" -r requirements.txt -c constraints.txt
+	$(UV_INSTALL) --no-deps --no-build-isolation -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ipykernel)" >/dev/null
 	$(BIN)/python -m ipykernel install --sys-prefix --name posenc-checkout --display-name "Python 3 (the course's checkout)" >/dev/null
 	touch $(STAMP)
@@ -99,8 +108,11 @@ lab: $(STAMP)
 exercises: $(STAMP)
 	$(BIN)/python -m posenc.exercises.authoring
 
+# make bench: the pieces (notebooks, encodings, training, checks, grading); make bench BENCH=suite: make test
+# in a fresh clone, each recipe line's wall and CPU seconds with the load, and the slowest tests (python -m posenc.bench --suite).
+BENCH ?=
 bench: $(STAMP)
-	$(BIN)/python -m posenc.bench
+	$(BIN)/python -m $(if $(filter suite,$(BENCH)),posenc.bench --suite,posenc.bench)
 
 # make grade SUBMISSIONS=hand-ins/ [OUT=grades.csv] [FEEDBACK=feedback/] [GRADE_ARGS="--set ch01 ..."]
 # (hand-ins/, grades*.csv, feedback/ and the lecturer's report are in .gitignore: student data stays out of

@@ -4,16 +4,29 @@ Reports the execution time of every notebook, the loop-versus-vectorised encodin
 the tiny Transformer under each position method, the time of each inline check on the worked solutions,
 and grading throughput with the kernels in bubblewrap (when it is installed) and without, and the time each
 full sweep took as its results file recorded it.
+
+``make bench BENCH=suite`` (``python -m posenc.bench --suite [--here]``) times the phases of ``make test``
+instead, in a fresh clone of this checkout as CI runs it (``--here``: in this checkout, its .venv and _build
+reused). Each recipe line runs through a stand-in for make's shell (``python -m posenc.bench --line``) that
+records its wall time, the CPU time of everything it started (user + system, children included) and the
+load average before and after; pytest prints the slowest tests of each of its runs (``--durations``). The
+machine is shared more often than not: the CPU seconds say what a phase costs, the wall seconds what it
+took under that load, and the table gives both with the load beside them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
-
-from posenc.lib.encoding import sinusoidal_encoding, sinusoidal_encoding_loops
-from posenc.lib.models import bench_methods
 
 from posenc.paths import ROOT
 
@@ -29,6 +42,8 @@ def best_of(function, *args, repeats: int = 3) -> float:
 
 
 def bench_encoding(sizes=((100, 64), (1000, 128), (2000, 512))) -> None:
+    from posenc.lib.encoding import sinusoidal_encoding, sinusoidal_encoding_loops
+
     print("Encoding: double Python loop vs vectorised NumPy (best of 3)")
     print(f"  {'n_positions x d_model':>22} {'loops [ms]':>12} {'vectorised [ms]':>16} {'speed-up':>9}")
     for n, d in sizes:
@@ -127,10 +142,101 @@ def bench_sweeps() -> None:
                   f"on {timing.get('cpu_count')} cores")
 
 
+LOG_VARIABLE = "POSENC_BENCH_SUITE_LOG"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def run_line(argv: list[str]) -> int:
+    """make's shell for one recipe line: run it with /bin/sh, append its timing to the log, pass on its status.
+    A make started inside the line (a test's ``make grade``) inherits this shell through MAKEFLAGS; its lines
+    are part of the outer line's time and are run without a record of their own."""
+    log_path = os.environ.get(LOG_VARIABLE)
+    inner = {k: v for k, v in os.environ.items() if k != LOG_VARIABLE}
+    load_before, start = os.getloadavg()[0], time.perf_counter()
+    status = subprocess.run(["/bin/sh", *argv], env=inner).returncode
+    if not log_path:
+        return status
+    wall = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    command = argv[-1] if argv else ""
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(json.dumps({"command": command, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+                              "load_before": load_before, "load_after": os.getloadavg()[0],
+                              "status": status}) + "\n")
+    return status
+
+
+def phase_name(command: str) -> str:
+    """A recipe line in one short line (its first line, at most 90 characters)."""
+    first = " ".join(command.strip().splitlines()[0].split()) if command.strip() else "(empty)"
+    return first if len(first) <= 90 else first[:87] + "..."
+
+
+def report(records: list[dict], wall: float, cpu: float, loads: tuple[float, float],
+           target: str = "test") -> str:
+    lines = [f"make {target} on {cpu_model()}, {os.cpu_count()} cores; load average (1 min) {loads[0]:.1f} at the "
+             f"start, {loads[1]:.1f} at the end",
+             f"  {'wall [s]':>9} {'CPU [s]':>9} {'load':>11}  recipe line"]
+    for record in records:
+        if record["wall"] < 0.5 and record["cpu"] < 0.5:
+            continue
+        load = f"{record['load_before']:.1f}->{record['load_after']:.1f}"
+        lines.append(f"  {record['wall']:9.1f} {record['cpu']:9.1f} {load:>11}  {phase_name(record['command'])}")
+    lines.append(f"  {wall:9.1f} {cpu:9.1f} {'':>11}  in all ({int(wall // 60)} min {int(wall % 60):02d} s)")
+    return "\n".join(lines)
+
+
+def bench_suite(checkout: Path, target: str = "test") -> int:
+    """Run ``make <target>`` in ``checkout`` with every recipe line timed; print the table; return make's status."""
+    with tempfile.TemporaryDirectory(prefix="posenc-bench-suite-") as folder:
+        log = Path(folder) / "phases.jsonl"
+        shell = Path(folder) / "timed-sh"
+        shell.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m posenc.bench --line \"$@\"\n")
+        shell.chmod(0o755)
+        env = {**os.environ, LOG_VARIABLE: str(log),
+               "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25 --durations-min=2"}
+        env.pop("VIRTUAL_ENV", None)
+        loads_start, start = os.getloadavg()[0], time.perf_counter()
+        status = subprocess.run(["make", "--no-print-directory", f"SHELL={shell}", target], cwd=checkout,
+                                env=env).returncode
+        wall = time.perf_counter() - start
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        print(report(records, wall, usage.ru_utime + usage.ru_stime, (loads_start, os.getloadavg()[0]), target))
+    print(f"make {target} exited with {status}")
+    return status
+
+
+def bench_fresh_clone() -> int:
+    """``make test`` in a fresh clone of this checkout (its committed state), timed phase by phase."""
+    with tempfile.TemporaryDirectory(prefix="posenc-fresh-clone-") as folder:
+        clone = Path(folder) / "course"
+        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+        print(f"make test in a fresh clone of {ROOT} (its last commit), in {clone}")
+        return bench_suite(clone)
+
+
 def main(argv=None) -> int:
+    if argv is None and sys.argv[1:2] == ["--line"]:
+        return run_line(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-notebooks", action="store_true", help="skip the (slow) notebook timings")
+    parser.add_argument("--suite", action="store_true", help="time the phases of make test in a fresh clone instead")
+    parser.add_argument("--here", action="store_true", help="with --suite: in this checkout, not a fresh clone")
     args = parser.parse_args(argv)
+    if args.suite:
+        return bench_suite(ROOT) if args.here else bench_fresh_clone()
+    from posenc.lib.models import bench_methods
+
     bench_encoding()
     bench_methods()
     bench_inline_checks()

@@ -105,6 +105,50 @@ def test_the_chapter_block_shows_every_part_with_links_into_the_deck_and_the_cha
         assert f"| {qid}: " in text
 
 
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
+def test_every_row_of_the_plan_gives_the_decks_minutes_beside_its_own_and_says_why_when_it_gives_more(set_id):
+    entry = teaching.load_entry(set_id)
+    rows = [line for line in render.plan_markdown(entry).splitlines() if re.match(r"\| \d+:\d\d \|", line)]
+    assert len(rows) == len(entry.plan)
+    for row, segment in zip(rows, entry.plan):
+        cells = [cell.strip() for cell in row.strip("|").split(" | ")]
+        assert cells[1] == str(segment.minutes)
+        if segment.kind != "slides":
+            assert cells[2] == "–"
+            continue
+        assert cells[2] == f"{segment.deck_minutes:g}", "the deck's minutes for the slides the row keeps"
+        if segment.minutes > segment.deck_minutes:
+            assert segment.timing and segment.timing in row, "a row with more minutes than the deck's says why"
+    shown = [segment for segment in entry.plan if segment.kind == "slides"]
+    cut = sum(s.deck_minutes - s.minutes for s in shown)
+    skipped = sum(outline(set_id).slide(s).minutes for segment in shown for s in segment.skip)
+    others = sum(s.minutes for s in entry.plan if s.kind != "slides")
+    assert cut + skipped == others, "the minutes taken from the deck are those of the activity and the quiz"
+
+
+@pytest.mark.parametrize("set_id", TOC_CHAPTERS)
+def test_every_link_into_a_deck_names_a_slide_of_a_deck_the_book_builds(set_id):
+    """The guide links to slides/chNN.html#s-<slide id>; the deck pages are built from book/slides/chNN.yml
+    (every file there, posenc.book.slides.spec.deck_files) with one section id="s-<slide id>" per slide."""
+    from posenc.book.slides.spec import deck_files
+
+    text = teaching.chapter_markdown(set_id)
+    links = re.findall(r'href="\.\./slides/(ch\d\d)\.html(?:#s-([\w-]+))?"', text)
+    assert links and {deck for deck, _ in links} == {set_id}
+    assert teaching.entry_path(set_id).parent.parent / "slides" / f"{set_id}.yml" in deck_files()
+    ids = {slide.id for slide in outline(set_id).slides}
+    assert {anchor for _, anchor in links if anchor} <= ids
+
+
+def test_the_deck_page_gives_each_slide_the_anchor_the_guide_links_to():
+    import inspect
+
+    from posenc.book.slides import page
+
+    assert '<section id="s-{spec.id}"' in inspect.getsource(page._section)
+    assert render.deck_link("ch01", "cover", "1") == '<a href="../slides/ch01.html#s-cover">1</a>'
+
+
 # ---------------------------------------------------------------------------------------------------
 # Entries that break a rule fail, naming it
 
@@ -167,6 +211,9 @@ def test_a_good_entry_loads(tmp_path, monkeypatch):
     (("Bit k flips every 2^k steps.", "Bit 4 flips every 16 steps after 98765 steps."), "types 98765"),
     (("Bit k flips every 2^k steps.", "Bit k flips {{nothing}} times."), "no number 'nothing'"),
     (("fallback: Show the heatmap., ", ""), "'fallback' (what to show when it is slow or fails) is missing"),
+    (("minutes: 20\n", "minutes: 31\n"), "31 min, more than the deck's 30"),
+    (("minutes: 12\n    do: Talk.", "minutes: 14\n    timing: Why.\n    do: Talk."), "has a 'timing' but gives"),
+    (("  - activity: true\n", "  - activity: true\n    timing: Why.\n"), "belong to a segment of slides"),
     (("prerequisites: Chapter 1.\n", ""), "missing ['prerequisites']"),
     (('key: ["Bit k flips every 2^k steps."]', "key: []"), "the answer key"),
 ])
@@ -210,8 +257,32 @@ def test_the_module_plans_cover_their_parts_once_in_order(name):
     assert plan.chapters() == [set_id for part in teaching.parts()[:plan.parts] for set_id in part]
     table = teaching.module_plan_markdown(name)
     numbers = [int(set_id[2:]) for set_id in plan.chapters()]
-    assert f"(chapters {numbers[0]} to {numbers[-1]}: {len(numbers)} lectures" in table
+    assert f"(chapters {numbers[0]} to " in table and f" {numbers[-1]}: {len(numbers)} lectures" in table
     assert len(table.split("\n\n", 1)[1].splitlines()) == 2 + len(plan.weeks) + 1
+
+
+def test_a_plans_heading_and_advice_are_built_from_the_weeks_it_shows(monkeypatch):
+    """Before chapter 9 lands the six-week plan neither counts nor promises it, and says its week 5 has one
+    lecture; once the toc has it, the plan shows two a week through chapter 10 (true before and after)."""
+    in_toc = [list(part) for part in teaching.parts()]
+    without = [[s for s in part if s != "ch09"] for part in in_toc]
+    monkeypatch.setattr(modules, "FORTHCOMING", ("ch09",))          # as it was until chapter 9 landed
+    monkeypatch.setattr(modules, "parts", lambda: without)
+    lead = modules.module_plan_lead("6-week")
+    assert "(chapters 0 to 8 and 10: 10 lectures" in lead and modules.TOPICS["ch09"] not in lead
+    assert "except week 5, which has one (chapter 8)" in lead and "Two lectures a week" not in lead
+    monkeypatch.setattr(modules, "parts", lambda: [without[0], sorted({*without[1], "ch09"})])
+    lead = modules.module_plan_lead("6-week")
+    assert "(chapters 0 to 10: 11 lectures" in lead and modules.TOPICS["ch09"] in lead
+    assert "Two sessions a week;" in lead and "except" not in lead
+    assert "the exercise set of week 6 (chapter 10) would fall due after the module" in lead
+
+
+def test_the_two_week_plan_says_when_its_last_weeks_sets_fall_due():
+    lead = teaching.module_plan_markdown("2-week").split("\n\n")[0]
+    assert lead == modules.module_plan_lead("2-week")
+    assert "Three sessions in week 1 and two sessions in week 2" in lead
+    assert "the exercise sets of week 2 (chapters 3 and 4) would fall due after the module has ended" in lead
 
 
 def test_the_six_week_plan_covers_every_chapter_and_the_two_week_plan_part_one():

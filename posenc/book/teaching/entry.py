@@ -6,8 +6,10 @@ An entry is a lecturer's plan for one chapter, in the lecturer's own words (CONT
 * ``plan``: the 50-minute lecture as segments in order, each with the ``minutes`` a lecturer gives it (a
   teacher's choice, written here, never derived from word counts): lecture segments name the sections of the
   chapter's deck they cover (``slides``: a section id of ``book/slides/chNN.yml``, or ``[first, last]``, with
-  the slides they ``skip``), so the slide ranges are read from the deck and cannot disagree with it; one
-  segment is the in-class ``activity``, one the chapter's ``quiz`` (question numbers of its quiz);
+  the slides they ``skip``), so the slide ranges are read from the deck and cannot disagree with it; the
+  guide shows the deck's minutes beside the plan's, and a segment that gives its slides more minutes than the
+  deck does says why (``timing``); one segment is the in-class ``activity``, one the chapter's ``quiz``
+  (question numbers of its quiz);
 * ``activity``: what students do in the activity (``task``) and its answer ``key``;
 * ``live``: every live run outside the deck's own explorers (a cell run in class, a training run), each with
   the ``fallback`` to show when it is slow or fails (a figure of the chapter, ``figure``, by its name);
@@ -48,7 +50,7 @@ MISCONCEPTIONS = (2, 5)
 PARTS = ("plan", "activity", "live", "misconceptions", "exam")
 ENTRY_KEYS = {"prerequisites", *PARTS}
 SEGMENT_KINDS = ("slides", "activity", "quiz")
-SEGMENT_KEYS = {*SEGMENT_KINDS, "minutes", "do", "skip"}
+SEGMENT_KEYS = {*SEGMENT_KINDS, "minutes", "do", "skip", "timing"}
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<name>\w+)\s*(?::(?P<format>[^}]*))?\}\}")
 
 
@@ -69,6 +71,7 @@ class Segment:
     first: int = 0               # slides: the first and last slide numbers, from the deck
     last: int = 0
     deck_minutes: float = 0.0    # slides: what the deck gives the slides shown
+    timing: str = ""             # slides: why the plan gives them more minutes than the deck does
 
 
 @dataclass
@@ -241,8 +244,9 @@ def _segment(item, where: str) -> Segment:
             raise GuideError(f"{where}: 'slides' is a section id of the deck, or [first, last] section ids")
         segment.sections = list(shown)
         segment.skip = _texts(item["skip"], f"{where}, 'skip'") if "skip" in item else []
-    elif "skip" in item:
-        raise GuideError(f"{where}: 'skip' belongs to a segment of slides")
+        segment.timing = _text(item.get("timing"), f"{where}, 'timing'", required=False)
+    elif "skip" in item or "timing" in item:
+        raise GuideError(f"{where}: 'skip' and 'timing' belong to a segment of slides")
     elif kind == "activity":
         if item["activity"] is not True:
             raise GuideError(f"{where}: write 'activity: true' (the entry's 'activity' describes it)")
@@ -333,6 +337,7 @@ def _texts_of(entry: Entry, change=None) -> dict[str, str]:
     visit(entry, "prerequisites", "prerequisites")
     for n, segment in enumerate(entry.plan, 1):
         visit(segment, "do", f"plan segment {n}")
+        visit(segment, "timing", f"plan segment {n}, timing")
     for attribute in ("title", "task", "key"):
         visit(entry.activity, attribute, f"activity {attribute}")
     for n, run in enumerate(entry.live, 1):
@@ -397,6 +402,12 @@ def _plan_problems(entry: Entry, deck) -> list[str]:
         segment.sections = [section.id for section in sections]
         segment.first, segment.last = sections[0].first, sections[-1].last
         segment.deck_minutes = sum(slide.minutes for slide in shown)
+        if segment.minutes > segment.deck_minutes and not segment.timing:
+            problems.append(f"{where}: gives its slides {segment.minutes} min, more than the deck's "
+                            f"{segment.deck_minutes:g}: say why in 'timing' (the plan takes minutes from the slides "
+                            "for the activity and the quiz; a row that gives more must say what they are for)")
+        if segment.timing and segment.minutes == segment.deck_minutes:
+            problems.append(f"{where}: has a 'timing' but gives its slides the deck's {segment.deck_minutes:g} min")
     if covered != order:
         missing = [s for s in order if s not in covered]
         twice = sorted({s for s in covered if covered.count(s) > 1})

@@ -28,7 +28,7 @@ from posenc.paths import NOTEBOOKS, ROOT
 __all__ = [
     "KIND_MINUTES", "KIND_OF_CLASS", "MINUTES_PER_CODE_CELL", "READING_WORDS_PER_MINUTE", "SET_MINUTES", "Section",
     "chapter_ids", "duration", "exercise_minutes", "exercise_times_markdown", "homework_markdown", "notebook_path",
-    "objectives", "parts", "question_kind", "reading_minutes", "sections", "table_cell", "time_rules_markdown",
+    "objectives", "parts", "question_kind", "reading_minutes", "runs", "sections", "table_cell", "time_rules_markdown",
     "title",
 ]
 
@@ -173,6 +173,17 @@ def duration(minutes: int) -> str:
     if not hours:
         return f"{rest} min"
     return f"{hours} h {rest:02d} min" if rest else f"{hours} h"
+
+
+def runs(numbers) -> list[list[int]]:
+    """[3, 4, 5, 7] -> [[3, 4, 5], [7]]: the runs of consecutive numbers, in order."""
+    found: list[list[int]] = []
+    for number in numbers:
+        if found and number == found[-1][-1] + 1:
+            found[-1].append(number)
+        else:
+            found.append([number])
+    return found
 
 
 def table_cell(text: str) -> str:

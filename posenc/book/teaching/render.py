@@ -3,7 +3,7 @@ homework and quiz (``chapter_markdown``), and the module plans.
 
 The guide (``book/teaching-guide.md``) shows each block with a ``remove-input`` cell; its pages are
 ``book/teaching-guide.html`` beside ``slides/chNN.html`` and ``notebooks/NN_topic.html``, so links to a deck's
-slide (``#/s-<id>``) and to a chapter's figure (``#fig-...``) are relative to that.
+slide (``#s-<id>``) and to a chapter's figure (``#fig-...``) are relative to that.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import nbformat
 
 from posenc.book.teaching.entry import LECTURE_MINUTES, Entry, load_entry
-from posenc.book.teaching.estimates import homework_markdown, notebook_path, objectives, table_cell
+from posenc.book.teaching.estimates import homework_markdown, notebook_path, objectives, runs, table_cell
 
 __all__ = ["chapter_markdown", "clock", "deck_link", "figure_link", "plan_markdown", "quiz_markdown"]
 
@@ -57,18 +57,14 @@ def short_caption(caption: str, limit: int = CAPTION_CHARACTERS) -> str:
 def figure_link(set_id: str, name: str) -> str:
     """A link to a figure on the chapter's page, with the beginning of its caption."""
     page = notebook_path(set_id).with_suffix(".html").name
-    return f'the chapter\'s figure <a href="../notebooks/{page}#{name}">"{short_caption(_figures(set_id)[name])}"</a>'
+    # Typographic quotes written out: a straight quote right after the tag is taken by Sphinx's smartquotes
+    # for a closing one.
+    return f'the chapter\'s figure <a href="../notebooks/{page}#{name}">“{short_caption(_figures(set_id)[name])}”</a>'
 
 
 def _ranges(numbers: list[int]) -> str:
     """[3, 4, 5, 7] -> '3–5, 7'."""
-    runs: list[list[int]] = []
-    for number in numbers:
-        if runs and number == runs[-1][-1] + 1:
-            runs[-1].append(number)
-        else:
-            runs.append([number])
-    return ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 1 else f"{run[0]}" for run in runs)
+    return ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 1 else f"{run[0]}" for run in runs(numbers))
 
 
 def _slides(entry: Entry, segment, deck) -> str:
@@ -87,12 +83,14 @@ def plan_markdown(entry: Entry) -> str:
     from posenc.book.slides import outline
 
     deck = outline(entry.set_id)
-    rows = ["| Clock | Minutes | Slides | What happens |", "| --- | --- | --- | --- |"]
+    rows = ["| Clock | Minutes | Deck's minutes | Slides | What happens |", "| --- | --- | --- | --- | --- |"]
     start = 0
     for segment in entry.plan:
+        deck_minutes = "–"
         if segment.kind == "slides":
             what = _slides(entry, segment, deck)
-            do = segment.do
+            do = segment.do + (f" *Minutes against the deck's:* {segment.timing}" if segment.timing else "")
+            deck_minutes = f"{segment.deck_minutes:g}"
         elif segment.kind == "activity":
             what = "*In-class activity*"
             do = f"{entry.activity.title} (below)."
@@ -101,17 +99,19 @@ def plan_markdown(entry: Entry) -> str:
             listed = ", ".join(str(n) for n in numbers[:-1]) + (" and " if len(numbers) > 1 else "") + str(numbers[-1])
             what = f"*Quiz: question{'s' if len(numbers) > 1 else ''} {listed}*"
             do = segment.do
-        rows.append(f"| {clock(start)} | {segment.minutes} | {what} | {table_cell(do)} |")
+        rows.append(f"| {clock(start)} | {segment.minutes} | {deck_minutes} | {what} | {table_cell(do)} |")
         start += segment.minutes
     shown = [s for s in entry.plan if s.kind == "slides"]
     lecture, deck_minutes = sum(s.minutes for s in shown), sum(s.deck_minutes for s in shown)
     skipped = sum(len(s.skip) for s in shown)
     lead = (f"**Lecture plan** ({LECTURE_MINUTES} min), on the slides of the chapter's deck, "
             f'<a href="../slides/{entry.set_id}.html">slides/{entry.set_id}.html</a> (the numbers link to them). '
-            f"The deck's notes time its slides for a lecture without an activity: the slides kept here get "
+            f"The deck's notes time its slides for a lecture without an activity (the column *Deck's minutes*, "
+            f"the minutes the notes give the slides of the row that the plan keeps): the slides kept here get "
             f"{_minutes(deck_minutes)} there and {lecture} min in this plan"
             + (f", which leaves out {skipped} slide{'s' if skipped > 1 else ''}" if skipped else "")
-            + ", so that the activity and the quiz fit.")
+            + ", so that the activity and the quiz fit. Where a row has fewer minutes than the deck's, take them "
+              "from the slides' spoken explanations, not from their questions; a row that has more says why.")
     return "\n".join([lead, "", *rows])
 
 
