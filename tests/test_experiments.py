@@ -146,6 +146,16 @@ def test_make_experiments_loops_over_the_registry(capsys):
     assert "posenc.experiments list" in target and "ch0" not in target
 
 
+REPLICATED = [name for name, sweep in registry.SWEEPS.items() if sweep.replicated]
+
+
+@pytest.mark.parametrize("name", REPLICATED)
+def test_a_replication_uses_seeds_its_file_never_used(name):
+    seeds = [set(results.load_results(results.RESULTS_DIR / f"{name}{suffix}.json")[0].seeds)
+             for suffix in ("", "_replication")]
+    assert not seeds[0] & seeds[1] and tuple(sorted(seeds[1])) == registry.replication_seeds(name)
+
+
 RESULT_FILES = sorted(p for p in results.RESULTS_DIR.glob("*.json") if p.name != "robustness.json")
 
 

@@ -52,11 +52,6 @@ def test_every_direction_the_chapter_asserts_holds_in_the_file_and_in_the_replic
     assert data["platform"] and data["timing"]["seconds"] > 0
 
 
-def test_the_replication_uses_seeds_the_file_never_used():
-    seeds = [set(results.load_results(results.RESULTS_DIR / name)[0].seeds) for name in ("ch08.json", "ch08_replication.json")]
-    assert not seeds[0] & seeds[1] and tuple(sorted(seeds[1])) == registry.replication_seeds("ch08")
-
-
 def _bits_at_every_length(run, records, config):
     """The run's bits per character at each length and protocol, beside the file's (one per seed)."""
     return {f"{protocol} at {length}": (run.by_position[protocol][j], ch08.bits_curves(records, run.kind, protocol)[:, j])

@@ -161,13 +161,13 @@ plan:
   - activity: true
     minutes: 10
   - slides: [verdict, explore]
-    minutes: 12
+    minutes: 13
     do: Talk.
   - quiz: [1]
     minutes: 4
     do: Ask.
   - slides: close
-    minutes: 4
+    minutes: 3
     do: Close.
 activity: {title: Count, task: Count the flips., key: ["Bit k flips every 2^k steps."]}
 live:
@@ -192,7 +192,7 @@ def _entry(tmp_path, monkeypatch, text):
 
 def test_a_good_entry_loads(tmp_path, monkeypatch):
     entry = _entry(tmp_path, monkeypatch, GOOD + QUESTION * 3)
-    assert entry.minutes == 50 and [s.first for s in entry.plan if s.kind == "slides"] == [1, 13, 18]
+    assert entry.minutes == 50 and [s.first for s in entry.plan if s.kind == "slides"] == [1, 14, 20]
 
 
 @pytest.mark.parametrize("change, words", [
@@ -211,8 +211,8 @@ def test_a_good_entry_loads(tmp_path, monkeypatch):
     (("Bit k flips every 2^k steps.", "Bit 4 flips every 16 steps after 98765 steps."), "types 98765"),
     (("Bit k flips every 2^k steps.", "Bit k flips {{nothing}} times."), "no number 'nothing'"),
     (("fallback: Show the heatmap., ", ""), "'fallback' (what to show when it is slow or fails) is missing"),
-    (("minutes: 20\n", "minutes: 31\n"), "31 min, more than the deck's 30"),
-    (("minutes: 12\n    do: Talk.", "minutes: 14\n    timing: Why.\n    do: Talk."), "has a 'timing' but gives"),
+    (("minutes: 20\n", "minutes: 34\n"), "34 min, more than the deck's 33"),
+    (("minutes: 13\n    do: Talk.", "minutes: 14\n    timing: Why.\n    do: Talk."), "has a 'timing' but gives"),
     (("  - activity: true\n", "  - activity: true\n    timing: Why.\n"), "belong to a segment of slides"),
     (("prerequisites: Chapter 1.\n", ""), "missing ['prerequisites']"),
     (('key: ["Bit k flips every 2^k steps."]', "key: []"), "the answer key"),

@@ -182,7 +182,7 @@ check("q6")
 # %% [markdown]
 # ## Question 7: reading the table of today's models (2 points)
 #
-# The chapter's table is computed from the configuration fields of ten current models:
+# The chapter's table is computed from the configuration fields of ten open models (one of them a configuration class's defaults):
 #
 # {{ posenc.exercises.checks.ch09:table_markdown }}
 #
