@@ -85,6 +85,18 @@ PRELUDE = r"""
   if (!root || root.dataset.ready) { return; }
   root.dataset.ready = "1";
   var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
+  // The readout: its first part says what the picture shows now; `more` explains it on the page (a slide,
+  // where the lecturer explains, shows only the first part: posenc/book/slides/assets/slides.css).
+  function showReadout(key, more) {
+    var readout = root.querySelector(".posenc-readout");
+    readout.textContent = key;
+    if (more) {
+      var span = document.createElement("span");
+      span.className = "posenc-readout-more";
+      span.textContent = " " + more;
+      readout.appendChild(span);
+    }
+  }
 """
 
 
@@ -168,7 +180,8 @@ _HEATMAP_JS = r"""
   function draw() {
     var s = state();
     var css = getComputedStyle(root), ink = css.color || "#222";
-    var cssWidth = cfg.width, cssHeight = cfg.height, ratio = window.devicePixelRatio || 1;
+    var cssWidth = shape ? shape.width : cfg.width, cssHeight = shape ? shape.height : cfg.height;
+    var ratio = window.devicePixelRatio || 1;
     canvas.width = Math.round(cssWidth * ratio);
     canvas.height = Math.round(cssHeight * ratio);
     var ctx = canvas.getContext("2d");
@@ -248,10 +261,11 @@ _HEATMAP_JS = r"""
     root.dataset.dModel = s.d; root.dataset.base = s.base; root.dataset.positions = s.n;
   }
 
-  // On a slide (posenc/book/slides/assets/deck.js): labels of `body` pixels on a canvas shown `shown` pixels wide.
-  var labelPx = 11;
-  root.posencFitLabels = function (body, shown) {
-    labelPx = Math.max(11, body * cfg.width / shown);
+  // On a slide (posenc/book/slides/assets/deck.js): the heatmap drawn to fill width x height, labels `body` px.
+  var labelPx = 11, shape = null;
+  root.posencFitSlide = function (width, height, body) {
+    shape = { width: width, height: height }; labelPx = body;
+    canvas.style.width = width + "px"; canvas.style.height = height + "px";
     draw();
   };
   Object.keys(inputs).forEach(function (key) { inputs[key].addEventListener("input", draw); });
@@ -301,7 +315,7 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
             ("positions", "positions", lowest, max_positions, step, positions),
         ))
     body = (f'<div class="posenc-controls">{rows}</div>'
-            f'<canvas class="posenc-heatmap-canvas" role="img" width="{width}" height="{height}" data-label-px="11" '
+            f'<canvas class="posenc-heatmap-canvas posenc-main" role="img" width="{width}" height="{height}" data-label-px="11" '
             f'style="width:{width}px" aria-label="Heatmap of the sinusoidal positional encoding"></canvas>')
     return explorer_frame(uid, "posenc-heatmap", config, body, _HEATMAP_JS)
 
@@ -317,7 +331,7 @@ _CIRCLE_JS = r"""
                  shift: q("input.posenc-circle-shift") };
   var point = q("circle.posenc-circle-point"), radius = q("line.posenc-circle-radius");
   var shifted = q("circle.posenc-circle-shifted"), arc = q("path.posenc-circle-arc");
-  var trail = q("g.posenc-circle-trail"), title = q("svg > title"), readout = q(".posenc-readout");
+  var trail = q("g.posenc-circle-trail"), title = q("svg > title");
 
   function omega(i) { return Math.pow(cfg.base, -2 * i / cfg.d_model); }
   function fmt(x, digits) { return (Math.abs(x) < 0.5 * Math.pow(10, -digits) ? 0 : x).toFixed(digits)
@@ -335,9 +349,9 @@ _CIRCLE_JS = r"""
       set(dot, { cx: Math.sin(w * p), cy: -Math.cos(w * p), r: 0.025 });
       trail.appendChild(dot);
     }
-    var text = "pos = " + pos + ", pair i = " + i + " (dimensions " + 2 * i + " and " + (2 * i + 1) +
-      "), \u03c9_i = " + w.toPrecision(4) + " rad per position, wavelength " +
-      (2 * Math.PI / w).toPrecision(4) + " positions. Angle \u03c9_i\u00b7pos = " + fmt(angle, 3) +
+    var place = "pos = " + pos + ", pair i = " + i + " (dimensions " + 2 * i + " and " + (2 * i + 1) +
+      "), \u03c9\u1d62 = " + w.toPrecision(4) + " rad per position, wavelength " +
+      (2 * Math.PI / w).toPrecision(4) + " positions. Angle \u03c9\u1d62\u00b7pos = " + fmt(angle, 3) +
       " rad; PE(pos, 2i) = sin = " + fmt(Math.sin(angle), 3) + ", PE(pos, 2i+1) = cos = " +
       fmt(Math.cos(angle), 3) + ".";
     if (inputs.shift) {
@@ -347,11 +361,12 @@ _CIRCLE_JS = r"""
       var end = angle + sweep;                           // clockwise from the point at pos
       set(arc, { d: "M " + r * x + " " + r * y + " A " + r + " " + r + " 0 " + (sweep > Math.PI ? 1 : 0) +
                     " 1 " + r * Math.sin(end) + " " + (-r * Math.cos(end)) });
-      text += " Shift by k = " + k + ": the point turns by \u03c9_i\u00b7k = " + fmt(turn, 3) +
-        " rad, whatever pos is.";
+      showReadout("From pos to pos + " + k + " the point turns by \u03c9\u1d62k = " + fmt(turn, 3) +
+                  " rad, whatever pos is.", place);
       root.dataset.shift = k;
+    } else {
+      showReadout(place);
     }
-    readout.textContent = text;
     title.textContent = "Unit circle: pair " + i + " of the positional encoding at position " + pos +
       " is the point (sin, cos) = (" + fmt(Math.sin(angle), 3) + ", " + fmt(Math.cos(angle), 3) + ").";
     q("output.posenc-circle-position-value").value = pos;
@@ -406,11 +421,11 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
     shifted = (f'<path class="posenc-circle-arc" fill="none" stroke="{green}" stroke-width="0.02"/>'
                f'<circle class="posenc-circle-shifted" r="0.06" fill="none" stroke="{vermillion}" '
                f'stroke-width="0.025"/>') if shift is not None else ""
-    legend = (f'<text x="-1.32" y="1.28" font-size="0.09" fill="{vermillion}">\u25cb PE(pos + k)</text>'
+    legend = (f'<text x="1.45" y="-0.45" font-size="0.1" font-family="system-ui, sans-serif" fill="{vermillion}">\u25cb PE(pos + k)</text>'
               if shift is not None else "")
-    svg = (
-        f'<svg class="posenc-circle-svg" viewBox="-1.35 -1.35 2.7 2.7" width="{size}" height="{size}" '
-        f'role="img" xmlns="http://www.w3.org/2000/svg"><title>Unit circle</title>'
+    svg = (   # the circle, and its legend on the right (so that the picture is wide enough to fill a slide)
+        f'<svg class="posenc-circle-svg posenc-main" viewBox="-1.35 -1.35 3.9 2.7" width="{round(size * 3.9 / 2.7)}" '
+        f'height="{size}" role="img" xmlns="http://www.w3.org/2000/svg"><title>Unit circle</title>'
         '<g stroke="currentColor" stroke-width="0.008" opacity="0.5">'
         '<line x1="-1.3" y1="0" x2="1.3" y2="0"/><line x1="0" y1="-1.3" x2="0" y2="1.3"/></g>'
         '<circle cx="0" cy="0" r="1" fill="none" stroke="currentColor" stroke-width="0.012" opacity="0.7"/>'
@@ -421,9 +436,9 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
         '<g fill="currentColor" font-size="0.1" font-family="system-ui, sans-serif">'
         '<text x="1.06" y="-0.05">sin</text><text x="0.05" y="-1.2">cos</text>'
         '<text x="1.03" y="0.13">1</text><text x="-0.05" y="-1.02" text-anchor="end">1</text>'
-        '<text x="1.32" y="1.16" font-size="0.08" text-anchor="end" opacity="0.8">across: dim 2i</text>'
-        '<text x="1.32" y="1.28" font-size="0.08" text-anchor="end" opacity="0.8">up: dim 2i+1</text></g>'
-        f'<text x="-1.32" y="1.16" font-size="0.09" fill="{blue}">\u25cf PE(pos)</text>{legend}'
+        '<text x="1.45" y="0.45" opacity="0.8">across: dim 2i</text>'
+        '<text x="1.45" y="0.6" opacity="0.8">up: dim 2i+1</text></g>'
+        f'<text x="1.45" y="-0.6" font-size="0.1" font-family="system-ui, sans-serif" fill="{blue}">\u25cf PE(pos)</text>{legend}'
         "</svg>"
     )
     return explorer_frame(uid, "posenc-circle", config, f'<div class="posenc-controls">{rows}</div>{svg}',

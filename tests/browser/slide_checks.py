@@ -239,15 +239,19 @@ def small_text_problems(slides: list[dict], body: float = BODY_PX) -> list[str]:
 
 
 def figure_area_problems(slides: list[dict], share: float = MIN_FIGURE_AREA) -> list[str]:
+    """A figure slide whose figure, or an explorer slide whose live pictures, cover half the slide or less."""
     found = []
     for s in slides:
-        if s["kind"] != "slide-figure":
+        if s["kind"] == "slide-figure":
+            area, what = (s["figure"] or {}).get("area"), "the figure"
+        elif s["kind"] == "slide-explorer":
+            area, what = s["explorerArea"], "the explorer's pictures"
+        else:
             continue
-        if not s["figure"]:
-            found.append(f"{_where(s)}: a figure slide with no figure shown")
-        elif s["figure"]["area"] <= share:
-            found.append(f"{_where(s)}: the figure covers {s['figure']['area']:.0%} of the slide, not more than "
-                         f"{share:.0%}")
+        if area is None:
+            found.append(f"{_where(s)}: a {s['kind'][6:]} slide with no picture shown")
+        elif area <= share:
+            found.append(f"{_where(s)}: {what} cover {area:.0%} of the slide, not more than {share:.0%}")
     return found
 
 

@@ -21,17 +21,22 @@
       }
     });
   }
-  // An explorer's picture on a slide: its labels at the body's size (28 px of the 1280 x 720 slide) however far
-  // the picture is scaled. An SVG's texts get that size in its own units (the CSS variable --posenc-label, read
-  // by slides.css), and its viewBox grows to hold the larger labels (never shrinks below the explorer's own);
-  // a canvas explorer offers root.posencFitLabels(px, shown): it redraws with labels px high when the canvas is
-  // shown `shown` pixels wide (and says in canvas.dataset.labelPx and .drawnWidth what it drew).
+  // An explorer on a slide (laid out by slides.css: its main picture left, controls and readout right). One that
+  // draws its picture in script offers root.posencFitSlide(width, height, px): it redraws its main picture
+  // (.posenc-main) to fill width x height slide pixels, with labels px high. Every SVG's texts then get the body's
+  // size in the SVG's own units (the CSS variable --posenc-label, read by slides.css), and its viewBox grows to
+  // hold the larger labels (never shrinks below the explorer's own).
   const BODY_PX = 28;
   function fitExplorers(section) {
     if (!section) return;
     const frame = section.querySelector(".frame");
     if (!frame || !frame.getBoundingClientRect().width) return;
     const slideScale = frame.getBoundingClientRect().width / 1280;
+    section.querySelectorAll(".explorer .posenc-explorer").forEach(root => {
+      if (typeof root.posencFitSlide !== "function" || !root.getBoundingClientRect().width) return;
+      const width = parseFloat(getComputedStyle(root).gridTemplateColumns);      // the main picture's column
+      root.posencFitSlide(Math.floor(width), Math.floor(root.clientHeight), BODY_PX);
+    });
     section.querySelectorAll(".explorer svg").forEach(svg => {
       if (!svg.getBoundingClientRect().width || svg.closest("svg") !== svg) return;
       if (!svg.dataset.viewBox) {
@@ -41,6 +46,10 @@
       }
       const [x0, y0, w0, h0] = svg.dataset.viewBox.split(" ").map(Number);
       const [width0] = svg.dataset.size.split(" ").map(Number);
+      // A main picture that the explorer does not draw for the slide is scaled to fill its column (whole)
+      const root = svg.closest(".posenc-explorer");
+      const cell = svg.classList.contains("posenc-main") && root && typeof root.posencFitSlide !== "function"
+        ? [parseFloat(getComputedStyle(root).gridTemplateColumns), root.clientHeight] : null;
       svg.classList.add("posenc-fitted");
       svg.querySelectorAll("text[data-transform]").forEach(t => {      // from the explorer's own places again
         t.setAttribute("transform", t.dataset.transform);
@@ -58,16 +67,13 @@
         const b = svg.getBBox(), pad = 0.2 * label;
         const x = Math.min(x0, b.x - pad), y = Math.min(y0, b.y - pad);
         const w = Math.max(x0 + w0, b.x + b.width + pad) - x, h = Math.max(y0 + h0, b.y + b.height + pad) - y;
+        const k = cell ? Math.min(cell[0] / w, cell[1] / h) : width0 / w0;
         svg.setAttribute("viewBox", `${x} ${y} ${w} ${h}`);
-        svg.setAttribute("width", w * width0 / w0);
-        svg.setAttribute("height", h * width0 / w0);
+        svg.setAttribute("width", w * k);
+        svg.setAttribute("height", h * k);
+        Object.assign(svg.style, {width: w * k + "px", height: h * k + "px"});      // (a grid sizes its row by these)
       }
       setLabel();
-    });
-    section.querySelectorAll(".explorer .posenc-explorer").forEach(root => {
-      const canvas = root.querySelector("canvas[data-label-px]");
-      if (!canvas || typeof root.posencFitLabels !== "function" || !canvas.getBoundingClientRect().width) return;
-      root.posencFitLabels(BODY_PX, canvas.getBoundingClientRect().width / slideScale);
     });
   }
   // Labels that the larger size makes run into each other move apart, along the direction in which they overlap
