@@ -140,9 +140,18 @@ def test_titles_never_break_next_to_an_operator():
     assert slide_figures._wrap("position t (copy: sequence length - 1)", 12) == (
         "position t\n(copy:\nsequence\nlength - 1)")
     for content in ("s = 4, d = 128, L = 4096", "ratio ω'_i / ω_i at s = 16", "a + b = c and x ≤ y"):
+        longest = max(len(word) for word in slide_figures._unbreakable_words(content))
         for width in range(4, 30):
             for line in slide_figures._wrap(content, width).split("\n"):
-                assert not line.startswith(("= ", "/ ", "+ ", "≤ ")) and not line.endswith((" =", " /", " +", " ≤"))
+                assert not line.startswith(("= ", "/ ", "+ ", "≤ "))
+                assert width < longest or not line.endswith((" =", " /", " +", " ≤")), (content, width, line)
+
+
+def test_a_bound_group_wider_than_its_panel_breaks_after_its_operators():
+    """Chapter 0's third heatmap, '"man bites dog" + positions', ran off the slide figure's edge: 'dog" +
+    positions' is one group, and wider than a third of the slide."""
+    assert slide_figures._wrap('"man bites dog" + positions', 10) == '"man bites\ndog" +\npositions'
+    assert slide_figures._wrap('"man bites dog" + positions', 16) == '"man bites\ndog" + positions'
 
 
 def three_panels(legend_inside: bool):

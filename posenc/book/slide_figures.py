@@ -34,6 +34,7 @@ __all__ = ["CANVAS", "DPI", "MIN_FONT_PT", "SLIDE_FIGURE_MIME", "install", "slid
 SLIDE_FIGURE_MIME = "application/vnd.posenc.slide-figure+json"
 CANVAS = (8.0, 4.5)             # inches, 16:9
 DPI = 160                       # 1280 x 720 pixels
+REPAIR_ROUNDS = 3               # draw, repair, draw again: at most this many times
 # The slide's body text is 28 px; a figure slide shows the image at least about 560 px high, where a text of
 # 16 points on a 4.5-inch canvas is 16 / 72 / 4.5 * 560 = 27.7 px.
 MIN_FONT_PT = 16.0
@@ -174,13 +175,28 @@ def _unbreakable_words(paragraph: str) -> list[str]:
     return words
 
 
+def _after_operators(word: str) -> list[str]:
+    """A word bound by operators broken after each of them ('dog" + positions' -> 'dog" +', 'positions'): for
+    a title too narrow for the whole of it."""
+    parts = []
+    for piece in word.split(" "):
+        if parts and _OPERATOR.match(piece):
+            parts[-1] = f"{parts[-1]} {piece}"          # the operator ends the line before
+        else:
+            parts.append(piece)
+    return parts
+
+
 def _wrap(content: str, characters: int) -> str:
     """Lines of at most about ``characters`` characters, broken at spaces outside $...$ (mathtext) and never
-    next to an operator ("d = 128" is one word); a text that has lines already has each of them broken."""
+    next to an operator ("d = 128" is one word) unless such a word alone is longer than a line (then after
+    its operators); a text that has lines already has each of them broken."""
     lines = []
     for paragraph in content.split("\n"):
         line = ""
-        for word in _unbreakable_words(paragraph):
+        words = [part for word in _unbreakable_words(paragraph)
+                 for part in (_after_operators(word) if len(word) > characters and "$" not in word else [word])]
+        for word in words:
             if line and len(line) + 1 + len(word) > characters:
                 lines.append(line)
                 line = word
@@ -470,11 +486,12 @@ def slide_figure(fig) -> dict:
         _narrow_legends(copy, copy.canvas.get_renderer(), _estimated_room(copy, share=0.8))
         buffer = draw()
         overlaps = text_overlaps(copy, draw=False)            # as just drawn, at the canvas's own size
-        changed = _move_a_crowding_legend(copy)
-        changed |= _move_covering_legends(copy)
-        if overlaps or changed:
-            changed |= _repair(copy)
-        if changed:
+        moved = _move_a_crowding_legend(copy)
+        moved |= _move_covering_legends(copy)
+        for _ in range(REPAIR_ROUNDS):        # a repair changes the layout (a moved legend narrows the panels)
+            if not (overlaps or moved) or not (_repair(copy) or moved):
+                break
+            moved = False
             buffer = draw()
             overlaps = text_overlaps(copy, draw=False)
         smallest = min((text.get_fontsize() for text in _texts(copy)), default=MIN_FONT_PT)
