@@ -28,10 +28,44 @@ def test_the_experiment_measures_every_length_and_protocol():
 
 def test_paired_models_share_every_weight_but_the_position_method():
     config = ch08.TextExperiment()
-    models = {kind: config.build(kind, seed=3) for kind in ("none", "alibi", "rope", "t5")}
+    models = {kind: config.build(kind, seed=3) for kind in ("none", "alibi", "rope", "t5", *ch08.ARMS)}
     for model in models.values():
         assert torch.equal(model.embedding.weight, models["none"].embedding.weight)
         assert torch.equal(model.head.weight, models["none"].head.weight)
+
+
+def test_the_arms_change_one_setting_of_their_method_and_nothing_else():
+    config = ch08.TextExperiment()
+    assert config.kinds == ch08.METHODS + ch08.ARMS and all(kind in ex.LABELS for kind in config.kinds)
+    paper, scaled = (config.build(kind, seed=0).position for kind in ("alibi", ch08.SCALED_ALIBI))
+    assert config.alibi_slope_factor == 512 / 32 == ex.PUBLISHED["press2022"]["train_length"] / config.train_length
+    assert torch.allclose(scaled.slopes, paper.slopes * config.alibi_slope_factor)
+    # each scaled head's penalty at distance L is what the paper's slope gives at the paper's L; the gentlest
+    # is the gentlest of the paper's own 8-head model at its L = 512
+    published = ex.PUBLISHED["press2022"]
+    paper_model = t.length_scaled_alibi_slopes(published["n_heads"], 1, 1) * published["train_length"]
+    assert float(scaled.slopes.min()) * config.train_length == float(paper_model.min()) == 2.0
+    assert float(paper.slopes.min()) * config.train_length < 1 <= float(scaled.slopes.min()) * config.train_length
+    for kind, options in ch08.T5_ARMS.items():
+        arm = config.build(kind, seed=0).position
+        assert (arm.num_buckets, arm.max_distance) == (options["num_buckets"], options["max_distance"])
+        reached = set(t.t5_buckets_of(arm, range(config.train_length)))
+        assert set(t.t5_buckets_of(arm, range(config.eval_lengths[-1]))) == reached     # nothing new past L
+
+
+def test_every_reading_scores_one_fixed_span_of_the_first_validation_file():
+    config = ch08.TextExperiment()
+    # bytes 1 .. eval_bytes: whole windows at every length and for both protocols, all inside configparser.py
+    assert config.eval_bytes == 32768 and all(config.eval_bytes % n == 0 for n in config.eval_lengths)
+    assert config.eval_bytes // config.eval_lengths[-1] >= 100              # at least 100 windows of 8L
+    assert config.eval_bytes + 1 <= t.VALIDATION_FILES["configparser.py"][0]
+
+
+def test_holds_is_two_sided():
+    assert ch08.holds(np.array([0.01, -0.01, 0.0]))
+    assert not ch08.holds(np.array([0.06, 0.07, 0.065]))        # worse by more than HOLDS_WITHIN
+    assert not ch08.holds(np.array([-0.06, -0.07, -0.065]))     # better by more than HOLDS_WITHIN
+    assert not ch08.holds(np.array([0.04, 0.045, 0.03]))        # within it, but not by the margin
 
 
 def test_t5s_buckets_past_l_are_out_of_training_reach_and_shaws_clipping_is_not():

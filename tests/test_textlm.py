@@ -116,3 +116,19 @@ def test_next_byte_accuracy_scores_the_most_likely_byte_of_every_window(tiny_mod
     with torch.no_grad():
         guesses = tiny_model(windows[:160].reshape(5, 32)).argmax(-1).reshape(-1)
     assert accuracy == pytest.approx(float((guesses == windows[1:161]).float().mean()))
+
+
+def test_whole_windows_are_every_byte_but_the_first_rounded_down_to_the_length():
+    assert t.whole_windows(66750, 256) == 66560 and t.whole_windows(257, 256) == 256
+    assert t.whole_windows(256, 256) == 0 and t.whole_windows(129, 32) == 128
+
+
+def test_length_scaled_alibi_slopes_put_the_reference_penalty_at_the_training_length():
+    from posenc.lib.relative import alibi_slopes
+
+    slopes = t.length_scaled_alibi_slopes(4, 32, 512)
+    assert torch.allclose(slopes, alibi_slopes(4) * 16)
+    assert torch.allclose(slopes * 32, alibi_slopes(4) * 512)          # the penalty at L = 32 as at 512
+    assert torch.equal(t.length_scaled_alibi_slopes(8, 512, 512), alibi_slopes(8))
+    with pytest.raises(ValueError, match="positive"):
+        t.length_scaled_alibi_slopes(4, 0, 512)

@@ -19,8 +19,15 @@ one length L and reads the validation text at L, 2L, 4L and 8L, in two ways:
   only the last half of each is scored, so every scored byte but those of the first window has at least
   half a window of context (:func:`sliding_cross_entropy`).
 
-Both protocols score exactly the same bytes (the first ``eval_bytes`` of the validation text).
-Cross-entropy is in nats per byte; :func:`bits_per_character` and :func:`perplexity` convert it.
+Both protocols score exactly the same bytes: the bytes ``1 .. n_bytes`` of the validation text (each byte
+is predicted from the ones before it; by default every whole window the text holds, :func:`whole_windows`).
+Chapter 8 scores one fixed span at every length and for every method: the first 32 KiB predicted of
+``configparser.py``. Cross-entropy is in nats per byte; :func:`bits_per_character` and :func:`perplexity`
+convert it.
+
+Two settings decide how a relative method reads text longer than L, and the chapter varies both: ALiBi's
+slopes, chosen by its authors for L in the hundreds (:func:`length_scaled_alibi_slopes` scales them to
+another L), and the buckets of T5's bias that training reaches (:func:`t5_buckets_of`).
 """
 
 from __future__ import annotations
@@ -144,11 +151,17 @@ def window_losses(model, data, starts, length: int, batch_size: int = 64) -> tor
     return torch.cat(rows) if rows else torch.empty(0, length)
 
 
+def whole_windows(n_bytes: int, length: int) -> int:
+    """The most bytes of a text of ``n_bytes`` that windows of ``length`` can score, each once: every byte
+    but the first is predicted, so (n_bytes - 1) rounded down to a multiple of ``length``."""
+    return (n_bytes - 1) // length * length
+
+
 def nonoverlapping_cross_entropy(model, data, length: int, n_bytes: int | None = None) -> float:
     """Mean cross-entropy (nats per byte) over non-overlapping windows of ``length``: the first ``n_bytes``
     predicted bytes (a multiple of ``length``; default as many whole windows as the text holds) are scored,
     each exactly once, every window from its own first byte."""
-    n_bytes = ((len(data) - 1) // length) * length if n_bytes is None else n_bytes
+    n_bytes = whole_windows(len(data), length) if n_bytes is None else n_bytes
     if n_bytes % length or n_bytes <= 0 or n_bytes + 1 > len(data):
         raise ValueError(f"n_bytes must be a positive multiple of length ({length}) within the text, got {n_bytes}")
     return float(window_losses(model, data, range(0, n_bytes, length), length).mean())
@@ -160,7 +173,7 @@ def sliding_cross_entropy(model, data, length: int, stride: int | None = None, n
     each of the first ``n_bytes`` predicted bytes is scored exactly once, and all but the first window's
     with at least length - stride bytes of context."""
     stride = length // 2 if stride is None else stride
-    n_bytes = ((len(data) - 1) // length) * length if n_bytes is None else n_bytes
+    n_bytes = whole_windows(len(data), length) if n_bytes is None else n_bytes
     if not 0 < stride <= length or (n_bytes - length) % stride or n_bytes < length or n_bytes + 1 > len(data):
         raise ValueError(f"need 0 < stride <= length and n_bytes = length + a multiple of stride within the "
                          f"text; got length {length}, stride {stride}, n_bytes {n_bytes}")
@@ -196,6 +209,22 @@ def protocol_cross_entropy(losses, length: int, stride: int | None = None) -> fl
     losses = np.asarray(losses, dtype=np.float64)
     context = scored_context(losses.shape[0], length, stride)
     return float(losses[np.arange(losses.shape[0]), context].mean())
+
+
+def length_scaled_alibi_slopes(n_heads: int, train_length: int, reference_length: int) -> torch.Tensor:
+    """ALiBi's slopes (``posenc.lib.relative.alibi_slopes``) multiplied by reference_length / train_length.
+
+    A head with slope m puts the penalty m * L on a key L places back. The paper's slopes were chosen for a
+    training length in the hundreds; at a short L most of its heads barely tell near from far. Scaled so,
+    each head's penalty at distance ``train_length`` is what the unscaled slope gives at
+    ``reference_length``. This is a design choice, not the paper's rule: the paper uses the same slopes at
+    every L."""
+    from posenc.lib.relative import alibi_slopes
+
+    if train_length <= 0 or reference_length <= 0:
+        raise ValueError(f"lengths must be positive, got train_length={train_length}, "
+                         f"reference_length={reference_length}")
+    return alibi_slopes(n_heads) * (reference_length / train_length)
 
 
 def t5_buckets_of(position, distances) -> list[int]:
