@@ -210,7 +210,7 @@ def _long_titles(fig, renderer, room_of):
     """(text, its content, its width, the room) for every title and x label wider than ``room_of(axes)``."""
     for ax in fig.axes:
         room = room_of(ax)
-        for text in (ax.title, ax.xaxis.label):
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
             content = text.get_text()
             if room is not None and content.strip() and " " in content:
                 width = text.get_window_extent(renderer).width
@@ -353,15 +353,35 @@ def _legend_entries(legend):
     return legend.legend_handles, [text.get_text() for text in texts], texts[0].get_fontsize() if texts else None
 
 
+def _side_by_side(panels) -> bool:
+    """Whether the panels sit in one row of one grid, each in columns of its own."""
+    specs = [ax.get_subplotspec() for ax in panels]
+    if None in specs or len({(spec.get_gridspec(), spec.rowspan.start) for spec in specs}) != 1:
+        return False
+    return len({spec.colspan.start for spec in specs}) == len(specs)
+
+
 def _move_covering_legends(fig) -> bool:
     """Legends over their panel's data, on the slide, move: first to the place matplotlib finds emptiest in
     their axes ("best"); those that still cover data go out to the right of their panels (several panels
-    with the same entries share one legend there). A figure with a legend of its own keeps its layout."""
+    with the same entries share one legend there, and so do panels side by side with different entries). A figure with a legend of its own keeps its layout."""
     renderer = fig.canvas.get_renderer()
     covering = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()
                 and _covers_data(ax, ax.get_legend(), renderer)]
     if not covering or fig.legends:
         return False
+    legended = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()]
+    if len(legended) > 1 and _side_by_side(legended) and \
+            len({tuple(_legend_entries(ax.get_legend())[1]) for ax in legended}) > 1:
+        # panels side by side, each with its own entries: beside or inside, the legends squeeze the panels
+        # (ch08's arms: the layout collapsed); one legend right of them all
+        entries = [_legend_entries(ax.get_legend()) for ax in legended]
+        for ax in legended:
+            ax.get_legend().remove()
+        fig.legend(handles=[h for handles, _, _ in entries for h in handles],
+                   labels=[label for _, labels, _ in entries for label in labels], loc="outside right upper",
+                   fontsize=entries[0][2], frameon=False)
+        return True
     still = []
     for ax in covering:
         legend = ax.get_legend()
