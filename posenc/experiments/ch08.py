@@ -173,6 +173,8 @@ def text_directions(runs, config: TextExperiment) -> dict[str, bool]:
             clearly_apart(at_l["none"], at_l[kind]) for kind in config.kinds if kind != "none"),
         "without position information the model gets worse past L": clearly_above(worse["none"], 0.0),
         "Shaw's clipped offsets read 8L better than L": clearly_below(worse["shaw"], 0.0),
+        "with sliding windows Shaw's clipped offsets read 8L worse than L": clearly_above(sliding["shaw"], 0.0),
+        "ALiBi (the paper's slopes) reads 2L a little better than L": clearly_below(worse_2l["alibi"], 0.0),
         # ALiBi's slopes scaled to L (design choice: x alibi_reference_length / L)
         "at L scaled slopes beat the paper's slopes": clearly_apart(at_l["alibi"], at_l[SCALED_ALIBI]),
         "at L ALiBi with scaled slopes beats the sinusoidal table": clearly_apart(at_l["sinusoidal"], at_l[SCALED_ALIBI]),
@@ -182,6 +184,8 @@ def text_directions(runs, config: TextExperiment) -> dict[str, bool]:
         "at 2L T5 with 32 buckets to 32 has lost less than with 32 to 128": clearly_apart(worse_2l["t5"],
                                                                                         worse_2l["t5-32-32"]),
         f"T5 with 16 buckets to 16 reads 2L within {within} bits of L": holds(worse_2l["t5-16-16"]),
+        **{f"at 8L T5 with {LABELS[kind].removeprefix('T5, ')} has lost less than with 32 to 128":
+           clearly_apart(worse["t5"], worse[kind]) for kind in T5_ARMS},
         "T5 with 32 buckets to 32 gets worse at 8L": clearly_above(worse["t5-32-32"], 0.0),
         "T5 with 16 buckets to 16 gets worse at 8L": clearly_above(worse["t5-16-16"], 0.0),
         # Sliding windows: every scored byte has context at every length

@@ -304,6 +304,8 @@ def ch08() -> dict:
                           f"T5 with 16 buckets to 16 reads 2L within {within} bits of L",
                           "T5 with 32 buckets to 32 gets worse at 8L", "T5 with 16 buckets to 16 gets worse at 8L"):
             claim(holds.get(direction, False), f"{direction!r}, as chapter 8 asserts")
+        claim(0.35 < np.mean(grow_2l["t5-32-32"]) / np.mean(grow_2l["t5"]) < 0.65,
+              "that with every bucket reached T5 loses about half as much at 2L as its default")
         claim(np.mean(at_l["alibi-scaled"]) < np.mean(at_l["sinusoidal"])
               and np.mean(grow_2l["t5-32-32"]) < np.mean(grow_2l["t5"]),
               "that ALiBi with scaled slopes is ahead of the sinusoidal table at L, and that T5 with every bucket "
