@@ -361,6 +361,17 @@ def _side_by_side(panels) -> bool:
     return len({spec.colspan.start for spec in specs}) == len(specs)
 
 
+def _crowded(fig, panels, renderer) -> bool:
+    """Whether the panels' legends run into each other or off the figure (ch08's legends below their panels)."""
+    boxes = [ax.get_legend().get_window_extent(renderer) for ax in panels]
+    edge = fig.bbox
+    apart = all(a.x1 <= b.x0 or b.x1 <= a.x0 or a.y1 <= b.y0 or b.y1 <= a.y0
+                for a, b in itertools.combinations(boxes, 2))
+    inside = all(b.x0 >= edge.x0 - 1 and b.x1 <= edge.x1 + 1 and b.y0 >= edge.y0 - 1 and b.y1 <= edge.y1 + 1
+                 for b in boxes)
+    return not (apart and inside)
+
+
 def _move_covering_legends(fig) -> bool:
     """Legends over their panel's data, on the slide, move: first to the place matplotlib finds emptiest in
     their axes ("best"); those that still cover data go out to the right of their panels (several panels
@@ -368,10 +379,10 @@ def _move_covering_legends(fig) -> bool:
     renderer = fig.canvas.get_renderer()
     covering = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()
                 and _covers_data(ax, ax.get_legend(), renderer)]
-    if not covering or fig.legends:
+    if fig.legends:
         return False
     legended = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()]
-    if len(legended) > 1 and _side_by_side(legended) and \
+    if len(legended) > 1 and _side_by_side(legended) and (covering or _crowded(fig, legended, renderer)) and \
             len({tuple(_legend_entries(ax.get_legend())[1]) for ax in legended}) > 1:
         # panels side by side, each with its own entries: beside or inside, the legends squeeze the panels
         # (ch08's arms: the layout collapsed); one legend right of them all
@@ -382,6 +393,8 @@ def _move_covering_legends(fig) -> bool:
                    labels=[label for _, labels, _ in entries for label in labels], loc="outside right upper",
                    fontsize=entries[0][2], frameon=False)
         return True
+    if not covering:
+        return False
     still = []
     for ax in covering:
         legend = ax.get_legend()
