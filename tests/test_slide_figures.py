@@ -253,3 +253,22 @@ def test_legends_of_different_panels_that_cover_their_data_go_beside_their_panel
     assert all(ax.get_legend() is not None for ax in copy.axes), "each panel keeps its own legend"
     marked = [line.get_label() for ax in copy.axes for line in ax.get_lines() if line.get_marker() != "None"]
     assert marked == [], "series of the same colour in different panels are not look-alikes"
+
+
+def test_legends_of_panels_side_by_side_that_crowd_share_one_below_them():
+    """Chapter 8's settings figure: two panels with their own y axes, each legend (long labels) below its panel;
+    at the slide's size the two legends ran into each other and off the figure."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.6, 4.4), layout="constrained")
+    x = [1, 2, 4, 8]
+    for k, label in enumerate(["ALiBi, non-overlapping", "ALiBi, slopes x 512/L, non-overlapping", "ALiBi, sliding"]):
+        left.plot(x, [0, 0.02 * k, 0.04 * k, 0.05 * k], marker="o", label=label)
+    for k, label in enumerate(["T5 bias, non-overlapping", "T5, 32 buckets to 32, non-overlapping"]):
+        right.plot(x, [0, 0.1 / (k + 1), 0.5 / (k + 1), 0.9 / (k + 1)], marker="s", label=label)
+    for ax in (left, right):
+        ax.set(xscale="log", xlabel="bytes per window", ylabel="bits per character minus at L")
+        ax.set_xticks(x, [f"{n}L" for n in x])
+        ax.minorticks_off()
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    copy, legends, record = slide_copy(fig, lambda c: [len(legend.get_texts()) for legend in c.legends])
+    assert record["overlaps"] == [], record["overlaps"]
+    assert legends == [5] and all(ax.get_legend() is None for ax in copy.axes), "one legend for both panels"

@@ -311,6 +311,19 @@ def _share_the_x_label(fig) -> bool:
     return True
 
 
+def _share_the_y_label(fig) -> bool:
+    """Panels side by side with one and the same y label (ch08's two settings panels) get it once, on the left."""
+    labelled = [ax for ax in _panels(fig) if ax.get_ylabel().strip()]
+    if len(labelled) < 2 or len({ax.get_ylabel() for ax in labelled}) != 1 or getattr(fig, "_supylabel", None) \
+            or not _side_by_side(labelled):
+        return False
+    text = labelled[0].yaxis.label
+    fig.supylabel(text.get_text(), fontsize=text.get_fontsize())
+    for ax in labelled:
+        ax.set_ylabel("")
+    return True
+
+
 def _data_points(ax, renderer, per_segment: int = 12):
     """Points (display pixels) along the axes' lines, and its scatter points and bars' corners."""
     import numpy as np
@@ -385,13 +398,24 @@ def _move_covering_legends(fig) -> bool:
     if len(legended) > 1 and _side_by_side(legended) and (covering or _crowded(fig, legended, renderer)) and \
             len({tuple(_legend_entries(ax.get_legend())[1]) for ax in legended}) > 1:
         # panels side by side, each with its own entries: beside or inside, the legends squeeze the panels
-        # (ch08's arms: the layout collapsed); one legend right of them all
+        # (ch08's arms: the layout collapsed); one legend below them all, a column per panel if that fits
         entries = [_legend_entries(ax.get_legend()) for ax in legended]
         for ax in legended:
             ax.get_legend().remove()
-        fig.legend(handles=[h for handles, _, _ in entries for h in handles],
-                   labels=[label for _, labels, _ in entries for label in labels], loc="outside right upper",
-                   fontsize=entries[0][2], frameon=False)
+        shared = getattr(fig, "_supxlabel", None)
+        if shared is not None:          # the legend goes where a shared x label sits: each panel its own again
+            for ax in legended:
+                ax.set_xlabel(shared.get_text(), fontsize=shared.get_fontsize())
+            shared.remove()
+            fig._supxlabel = None
+        for columns in (len(legended), 1):
+            legend = fig.legend(handles=[h for handles, _, _ in entries for h in handles],
+                                labels=[label for _, labels, _ in entries for label in labels],
+                                loc="outside lower center", ncols=columns, fontsize=entries[0][2], frameon=False)
+            fig.canvas.draw()
+            if legend.get_window_extent(renderer).width <= fig.bbox.width or columns == 1:
+                break
+            legend.remove()
         return True
     if not covering:
         return False
@@ -514,6 +538,7 @@ def slide_figure(fig) -> dict:
             copy.set_layout_engine("constrained")
         _enlarge_texts(copy)
         _share_the_x_label(copy)
+        _share_the_y_label(copy)
         _distinguish_lookalikes(copy)
         _wrap_titles(copy, copy.canvas.get_renderer(), _estimated_room(copy))
         _narrow_legends(copy, copy.canvas.get_renderer(), _estimated_room(copy, share=0.8))
