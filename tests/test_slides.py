@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import re
 import textwrap
+from dataclasses import replace
 
 import nbformat
 import pytest
@@ -281,6 +282,20 @@ RULES = {
           bullets: [One]
           minutes: 1
           say: Say it.""", "needs an 'id' of lower-case letters"),
+    "a rename of two names at once": ("""
+        - id: renamed
+          title: Renamed
+          table: c00-004
+          columns: [{"file: a": a, "file: b": b}]
+          minutes: 1
+          say: Say it.""", "rename one name at a time"),
+    "a renamed header ending with a colon": ("""
+        - id: renamed
+          title: Renamed
+          table: c00-004
+          columns: [{"file: a": "accuracy:"}]
+          minutes: 1
+          say: Say it.""", "the table name 1 ends with a colon"),
     "read under bullets": ("""
         - id: read
           title: Read
@@ -406,6 +421,33 @@ def test_tables_come_from_the_cells_output_in_html_markdown_or_columns(decks):
     assert chapter.table("c00-012", "test").rows == [["raw index", "yes", "NO"], ["binary (16 bits)", "yes", "yes"]]
     with pytest.raises(slides.DeckError, match="shows no table"):
         chapter.table("c00-016", "test")
+
+
+def test_a_slide_shows_a_tables_columns_and_rows_under_names_for_the_room(decks, tmp_path):
+    """The review's pattern C: the chapters' tables name their columns for the chapter ("file: accuracy ...")."""
+    from posenc.book.slides.assemble import _table
+
+    deck = decks["ch00"]
+    html_table = ('<table><thead><tr><th>condition</th><th>file: accuracy</th><th>n</th></tr></thead><tbody>'
+                  "<tr><td>(a) sqrt(d) x N(0,1)</td><td>0.9</td><td>3</td></tr>"
+                  "<tr><td>(b) plain</td><td>0.5</td><td>4</td></tr></tbody></table>")
+    outputs = {"c00-004": [nbformat.v4.new_output("display_data", data={"text/html": html_table})]}
+    chapter = chapter_of(deck, *executed_copy(deck, outputs))
+    path = write_deck(tmp_path, minimal_deck("""
+        - id: renamed
+          title: Renamed
+          table: c00-004
+          columns: [condition, {"file: accuracy": "accuracy, mean ± std"}]
+          rows: [{"(a) sqrt(d) x N(0,1)": "(a) √d × N(0, 1)"}, (b) plain]
+          minutes: 1
+          say: Say it."""))
+    spec = slides.load_deck(path).slide("renamed")
+    assert spec.columns == ["condition", "file: accuracy"] and spec.rows == ["(a) sqrt(d) x N(0,1)", "(b) plain"]
+    shown = _table(chapter, spec, "test")
+    assert "<th>accuracy, mean ± std</th>" in shown and "file:" not in shown, shown
+    assert "<td>(a) √d × N(0, 1)</td><td>0.9</td>" in shown and "<td>(b) plain</td>" in shown, shown
+    with pytest.raises(slides.DeckError, match="no column 'file: acc'"):
+        _table(chapter, replace(spec, columns=["file: acc"]), "test")
 
 
 def test_equations_and_theorems_are_found_by_label_or_cell(decks):

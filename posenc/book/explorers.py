@@ -85,6 +85,18 @@ PRELUDE = r"""
   if (!root || root.dataset.ready) { return; }
   root.dataset.ready = "1";
   var cfg = JSON.parse(root.querySelector("script.posenc-config").textContent);
+  // The readout: its first part says what the picture shows now; `more` explains it on the page (a slide,
+  // where the lecturer explains, shows only the first part: posenc/book/slides/assets/slides.css).
+  function showReadout(key, more) {
+    var readout = root.querySelector(".posenc-readout");
+    readout.textContent = key;
+    if (more) {
+      var span = document.createElement("span");
+      span.className = "posenc-readout-more";
+      span.textContent = " " + more;
+      readout.appendChild(span);
+    }
+  }
 """
 
 
@@ -168,13 +180,15 @@ _HEATMAP_JS = r"""
   function draw() {
     var s = state();
     var css = getComputedStyle(root), ink = css.color || "#222";
-    var cssWidth = cfg.width, cssHeight = cfg.height, ratio = window.devicePixelRatio || 1;
+    var cssWidth = shape ? shape.width : cfg.width, cssHeight = shape ? shape.height : cfg.height;
+    var ratio = window.devicePixelRatio || 1;
     canvas.width = Math.round(cssWidth * ratio);
     canvas.height = Math.round(cssHeight * ratio);
     var ctx = canvas.getContext("2d");
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, cssWidth, cssHeight);
-    var left = 56, top = 10, right = 78, bottom = 44;
+    var font = labelPx, em = font / 11;    // the page's layout at 11 px labels, scaled with them on a slide
+    var left = 56 * em, top = 10 * em, right = 78 * em, bottom = 44 * em;
     var w = cssWidth - left - right, h = cssHeight - top - bottom;
 
     // One pixel per cell, then scaled up without smoothing.
@@ -197,28 +211,29 @@ _HEATMAP_JS = r"""
 
     // Axes, ticks and labels in the page's text colour (so they follow a dark theme).
     ctx.strokeStyle = ink; ctx.fillStyle = ink; ctx.lineWidth = 1;
-    ctx.font = "11px system-ui, sans-serif";
+    ctx.font = font + "px system-ui, sans-serif";
+    canvas.dataset.labelPx = font; canvas.dataset.drawnWidth = cssWidth;
     ctx.strokeRect(left - 0.5, top - 0.5, w + 1, h + 1);
     ctx.textAlign = "center"; ctx.textBaseline = "top";
     var step = niceStep(s.d), t;
     for (t = 0; t < s.d; t += step) {
       var x = left + (t + 0.5) * w / s.d;
-      ctx.beginPath(); ctx.moveTo(x, top + h); ctx.lineTo(x, top + h + 4); ctx.stroke();
-      ctx.fillText(String(t), x, top + h + 6);
+      ctx.beginPath(); ctx.moveTo(x, top + h); ctx.lineTo(x, top + h + 4 * em); ctx.stroke();
+      ctx.fillText(String(t), x, top + h + 6 * em);
     }
-    ctx.fillText("dimension (column 2i: sin, 2i+1: cos)", left + w / 2, top + h + 24);
+    ctx.fillText("dimension (column 2i: sin, 2i+1: cos)", left + w / 2, top + h + 24 * em);
     ctx.textAlign = "right"; ctx.textBaseline = "middle";
     step = niceStep(s.n);
     for (t = 0; t < s.n; t += step) {
       var y = top + (t + 0.5) * h / s.n;
-      ctx.beginPath(); ctx.moveTo(left - 4, y); ctx.lineTo(left, y); ctx.stroke();
-      ctx.fillText(String(t), left - 6, y);
+      ctx.beginPath(); ctx.moveTo(left - 4 * em, y); ctx.lineTo(left, y); ctx.stroke();
+      ctx.fillText(String(t), left - 6 * em, y);
     }
-    ctx.save(); ctx.translate(14, top + h / 2); ctx.rotate(-Math.PI / 2);
+    ctx.save(); ctx.translate(14 * em, top + h / 2); ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "center"; ctx.fillText("position", 0, 0); ctx.restore();
 
     // Colour bar from -1 to +1.
-    var barX = left + w + 18, barW = 12;
+    var barX = left + w + 18 * em, barW = 12 * em;
     for (var row = 0; row < h; row++) {
       var lk = Math.round((1 - row / (h - 1)) * (lut.length - 1));
       ctx.fillStyle = "rgb(" + lut[lk].join(",") + ")";
@@ -227,7 +242,7 @@ _HEATMAP_JS = r"""
     ctx.fillStyle = ink; ctx.strokeRect(barX - 0.5, top - 0.5, barW + 1, h + 1);
     ctx.textAlign = "left"; ctx.textBaseline = "middle";
     [[1, "+1"], [0, "0"], [-1, "\u22121"]].forEach(function (pair) {
-      ctx.fillText(pair[1], barX + barW + 5, top + (1 - pair[0]) / 2 * h);
+      ctx.fillText(pair[1], barX + barW + 5 * em, top + (1 - pair[0]) / 2 * h);
     });
 
     outputs.d.value = s.d;
@@ -246,6 +261,13 @@ _HEATMAP_JS = r"""
     root.dataset.dModel = s.d; root.dataset.base = s.base; root.dataset.positions = s.n;
   }
 
+  // On a slide (posenc/book/slides/assets/deck.js): the heatmap drawn to fill width x height, labels `body` px.
+  var labelPx = 11, shape = null;
+  root.posencFitSlide = function (width, height, body) {
+    shape = { width: width, height: height }; labelPx = body;
+    canvas.style.width = width + "px"; canvas.style.height = height + "px";
+    draw();
+  };
   Object.keys(inputs).forEach(function (key) { inputs[key].addEventListener("input", draw); });
   if (window.MutationObserver) {   // redraw the labels when the reader switches light/dark mode
     new MutationObserver(draw).observe(document.documentElement,
@@ -293,7 +315,7 @@ def heatmap_explorer(d_models: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
             ("positions", "positions", lowest, max_positions, step, positions),
         ))
     body = (f'<div class="posenc-controls">{rows}</div>'
-            f'<canvas class="posenc-heatmap-canvas" role="img" width="{width}" height="{height}" '
+            f'<canvas class="posenc-heatmap-canvas posenc-main" role="img" width="{width}" height="{height}" data-label-px="11" '
             f'style="width:{width}px" aria-label="Heatmap of the sinusoidal positional encoding"></canvas>')
     return explorer_frame(uid, "posenc-heatmap", config, body, _HEATMAP_JS)
 
@@ -309,7 +331,7 @@ _CIRCLE_JS = r"""
                  shift: q("input.posenc-circle-shift") };
   var point = q("circle.posenc-circle-point"), radius = q("line.posenc-circle-radius");
   var shifted = q("circle.posenc-circle-shifted"), arc = q("path.posenc-circle-arc");
-  var trail = q("g.posenc-circle-trail"), title = q("svg > title"), readout = q(".posenc-readout");
+  var trail = q("g.posenc-circle-trail"), title = q("svg > title");
 
   function omega(i) { return Math.pow(cfg.base, -2 * i / cfg.d_model); }
   function fmt(x, digits) { return (Math.abs(x) < 0.5 * Math.pow(10, -digits) ? 0 : x).toFixed(digits)
@@ -327,9 +349,9 @@ _CIRCLE_JS = r"""
       set(dot, { cx: Math.sin(w * p), cy: -Math.cos(w * p), r: 0.025 });
       trail.appendChild(dot);
     }
-    var text = "pos = " + pos + ", pair i = " + i + " (dimensions " + 2 * i + " and " + (2 * i + 1) +
-      "), \u03c9_i = " + w.toPrecision(4) + " rad per position, wavelength " +
-      (2 * Math.PI / w).toPrecision(4) + " positions. Angle \u03c9_i\u00b7pos = " + fmt(angle, 3) +
+    var place = "pos = " + pos + ", pair i = " + i + " (dimensions " + 2 * i + " and " + (2 * i + 1) +
+      "), \u03c9\u1d62 = " + w.toPrecision(4) + " rad per position, wavelength " +
+      (2 * Math.PI / w).toPrecision(4) + " positions. Angle \u03c9\u1d62\u00b7pos = " + fmt(angle, 3) +
       " rad; PE(pos, 2i) = sin = " + fmt(Math.sin(angle), 3) + ", PE(pos, 2i+1) = cos = " +
       fmt(Math.cos(angle), 3) + ".";
     if (inputs.shift) {
@@ -339,11 +361,12 @@ _CIRCLE_JS = r"""
       var end = angle + sweep;                           // clockwise from the point at pos
       set(arc, { d: "M " + r * x + " " + r * y + " A " + r + " " + r + " 0 " + (sweep > Math.PI ? 1 : 0) +
                     " 1 " + r * Math.sin(end) + " " + (-r * Math.cos(end)) });
-      text += " Shift by k = " + k + ": the point turns by \u03c9_i\u00b7k = " + fmt(turn, 3) +
-        " rad, whatever pos is.";
+      showReadout("From pos to pos + " + k + " the point turns by \u03c9\u1d62k = " + fmt(turn, 3) +
+                  " rad, whatever pos is.", place);
       root.dataset.shift = k;
+    } else {
+      showReadout(place);
     }
-    readout.textContent = text;
     title.textContent = "Unit circle: pair " + i + " of the positional encoding at position " + pos +
       " is the point (sin, cos) = (" + fmt(Math.sin(angle), 3) + ", " + fmt(Math.cos(angle), 3) + ").";
     q("output.posenc-circle-position-value").value = pos;
@@ -398,11 +421,11 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
     shifted = (f'<path class="posenc-circle-arc" fill="none" stroke="{green}" stroke-width="0.02"/>'
                f'<circle class="posenc-circle-shifted" r="0.06" fill="none" stroke="{vermillion}" '
                f'stroke-width="0.025"/>') if shift is not None else ""
-    legend = (f'<text x="-1.32" y="1.28" font-size="0.09" fill="{vermillion}">\u25cb PE(pos + k)</text>'
+    legend = (f'<text x="1.45" y="-0.45" font-size="0.1" font-family="system-ui, sans-serif" fill="{vermillion}">\u25cb PE(pos + k)</text>'
               if shift is not None else "")
-    svg = (
-        f'<svg class="posenc-circle-svg" viewBox="-1.35 -1.35 2.7 2.7" width="{size}" height="{size}" '
-        f'role="img" xmlns="http://www.w3.org/2000/svg"><title>Unit circle</title>'
+    svg = (   # the circle, and its legend on the right (so that the picture is wide enough to fill a slide)
+        f'<svg class="posenc-circle-svg posenc-main" viewBox="-1.35 -1.35 3.9 2.7" width="{round(size * 3.9 / 2.7)}" '
+        f'height="{size}" role="img" xmlns="http://www.w3.org/2000/svg"><title>Unit circle</title>'
         '<g stroke="currentColor" stroke-width="0.008" opacity="0.5">'
         '<line x1="-1.3" y1="0" x2="1.3" y2="0"/><line x1="0" y1="-1.3" x2="0" y2="1.3"/></g>'
         '<circle cx="0" cy="0" r="1" fill="none" stroke="currentColor" stroke-width="0.012" opacity="0.7"/>'
@@ -413,9 +436,9 @@ def unit_circle_explorer(d_model: int = 16, pair: int = 2, position: int = 0, ma
         '<g fill="currentColor" font-size="0.1" font-family="system-ui, sans-serif">'
         '<text x="1.06" y="-0.05">sin</text><text x="0.05" y="-1.2">cos</text>'
         '<text x="1.03" y="0.13">1</text><text x="-0.05" y="-1.02" text-anchor="end">1</text>'
-        '<text x="1.32" y="1.16" font-size="0.08" text-anchor="end" opacity="0.8">across: dim 2i</text>'
-        '<text x="1.32" y="1.28" font-size="0.08" text-anchor="end" opacity="0.8">up: dim 2i+1</text></g>'
-        f'<text x="-1.32" y="1.16" font-size="0.09" fill="{blue}">\u25cf PE(pos)</text>{legend}'
+        '<text x="1.45" y="0.45" opacity="0.8">across: dim 2i</text>'
+        '<text x="1.45" y="0.6" opacity="0.8">up: dim 2i+1</text></g>'
+        f'<text x="1.45" y="-0.6" font-size="0.1" font-family="system-ui, sans-serif" fill="{blue}">\u25cf PE(pos)</text>{legend}'
         "</svg>"
     )
     return explorer_frame(uid, "posenc-circle", config, f'<div class="posenc-controls">{rows}</div>{svg}',

@@ -41,7 +41,7 @@ _SPECTRUM_JS = r"""
   var q = function (s) { return root.querySelector(s); };
   var inputs = { scale: q("input.posenc-spectrum-scale"), d: q("input.posenc-spectrum-d"),
                  length: q("input.posenc-spectrum-length") };
-  var lines = {}, readout = q(".posenc-readout"), svg = q("svg.posenc-spectrum-svg");
+  var lines = {}, svg = q("svg.posenc-spectrum-svg");
   cfg.methods.forEach(function (m) { lines[m] = q("polyline.posenc-spectrum-" + m); });
 
   function state() {
@@ -65,10 +65,56 @@ _SPECTRUM_JS = r"""
   root.posencFrequency = function (method, i) { return frequency(method, i, state()); };
   root.posencTemperature = function () { return temperature(state().s); };
 
-  var box = cfg.box;     // plot area inside the SVG's viewBox
+  // The axes and the legend, drawn for the page (cfg.width x cfg.height, 11 px labels, legend on the right) or
+  // for a slide (posenc/book/slides/assets/deck.js: width x height with labels `body` px high, legend below).
+  var NS = "http://www.w3.org/2000/svg", shape = null, em = 1, box = null;
+  root.posencFitSlide = function (width, height, body) {
+    shape = { width: width, height: height }; em = body / 11;
+    draw();
+  };
+  function add(parent, tag, attrs, text) {
+    var el = document.createElementNS(NS, tag);
+    for (var k in attrs) { el.setAttribute(k, attrs[k]); }
+    if (text !== undefined) { el.textContent = text; }
+    parent.appendChild(el); return el;
+  }
+  function layout() {
+    var W = shape ? shape.width : cfg.width, H = shape ? shape.height : cfg.height, below = !!shape;
+    var legendWidth = below ? 0 : 130, legendRows = below ? 2 : 0;
+    box = { left: 64 * em, top: 16 * em, width: W - 64 * em - (below ? 16 * em : legendWidth),
+            height: H - 16 * em - 48 * em - legendRows * 22 * em };
+    var right = box.left + box.width, bottom = box.top + box.height;
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.setAttribute("width", W); svg.setAttribute("height", H);
+    var g = q("g.posenc-spectrum-axes");
+    while (g.firstChild) { g.removeChild(g.firstChild); }
+    g.setAttribute("font-size", 11 * em);
+    add(g, "rect", { x: box.left, y: box.top, width: box.width, height: box.height, fill: "none",
+                     stroke: "currentColor", "stroke-opacity": 0.6 });
+    add(g, "text", { x: box.left - 6 * em, y: box.top + 10 * em, "text-anchor": "end" }, "1");
+    add(g, "text", { "class": "posenc-spectrum-ymin", x: box.left - 6 * em, y: bottom - 2 * em, "text-anchor": "end" });
+    add(g, "text", { x: box.left, y: bottom + 16 * em, "text-anchor": "middle" }, "0");
+    add(g, "text", { "class": "posenc-spectrum-xmax", x: right, y: bottom + 16 * em, "text-anchor": "middle" });
+    add(g, "text", { x: box.left + box.width / 2, y: bottom + 36 * em, "text-anchor": "middle" },
+        below ? "pair i (fast \u2192 slow)" : "pair i (fast, high frequency \u2192 slow, low frequency)");
+    add(g, "text", { transform: "translate(" + 16 * em + " " + (box.top + box.height / 2) + ") rotate(-90)",
+                     "text-anchor": "middle" }, "\u03c9\u2032\u1d62 / \u03c9\u1d62 (log scale)");
+    cfg.methods.forEach(function (m, k) {
+      var x = below ? box.left + (k % 2) * box.width / 2 : right + 12, y = below ? bottom + (58 + 22 * Math.floor(k / 2)) * em
+                                                                                 : box.top + 12 + 20 * k;
+      add(g, "line", { x1: x, x2: x + 24 * em, y1: y - 4 * em, y2: y - 4 * em, stroke: cfg.styles[m][0],
+                       "stroke-width": 2.2 * em, "stroke-dasharray": cfg.styles[m][1].split(" ").map(function (v) {
+                         return v * em; }).join(" ") });
+      add(g, "text", { x: x + 28 * em, y: y }, cfg.labels[m]);
+    });
+    cfg.methods.forEach(function (m) {
+      lines[m].setAttribute("stroke-width", 2.2 * em);
+      lines[m].setAttribute("stroke-dasharray", cfg.styles[m][1].split(" ").map(function (v) { return v * em; }).join(" "));
+    });
+  }
   function xOf(i, pairs) { return box.left + (pairs > 1 ? i / (pairs - 1) : 0.5) * box.width; }
   function yOf(ratio, s) {   // log scale from 1/s (bottom) to 1 (top), inside a margin; ratio 1 when s = 1
-    var low = Math.log(1 / Math.max(s, 1.0001)), pad = 6;
+    var low = Math.log(1 / Math.max(s, 1.0001)), pad = 6 * em;
     return box.top + pad + (Math.log(ratio) / low) * (box.height - 2 * pad);
   }
   function fmt(x) {
@@ -77,6 +123,7 @@ _SPECTRUM_JS = r"""
   }
 
   function draw() {
+    layout();
     var st = state(), pairs = st.d / 2;
     cfg.methods.forEach(function (m) {
       var points = [];
@@ -95,13 +142,13 @@ _SPECTRUM_JS = r"""
       if (r < st.alpha) { interpolated++; }
     }
     var ntkBase = st.base * Math.pow(st.s, st.d / (st.d - 2)), t = temperature(st.s);
-    readout.textContent = "s = " + fmt(st.s) + ", head width d = " + st.d + ", training length L = " + st.L +
-      ", base " + st.base + ". Position interpolation divides every frequency by " + fmt(st.s) +
-      ". NTK-aware scaling uses the base " + fmt(ntkBase) + ": pair 0 keeps its frequency, the last pair is divided by " +
-      fmt(st.s) + ". YaRN keeps " + kept + " of " + pairs + " pairs (more than " + st.beta +
-      " turns over L), interpolates " + interpolated + " fully (less than " + st.alpha +
-      " turn) and multiplies q and k by 0.1 ln s + 1 = " + t.toFixed(3) + " (logits by " + (t * t).toFixed(3) + ").";
-    svg.querySelector("title").textContent = "Frequency factor omega'_i / omega_i of each pair i for s = " + fmt(st.s) +
+    showReadout("YaRN keeps " + kept + " of " + pairs + " pairs (more than " + st.beta + " turns over L) and " +
+      "interpolates " + interpolated + " fully (less than " + st.alpha + " turn).",
+      "s = " + fmt(st.s) + ", head width d = " + st.d + ", training length L = " + st.L + ", base " + st.base +
+      ". Position interpolation divides every frequency by " + fmt(st.s) + ". NTK-aware scaling uses the base " +
+      fmt(ntkBase) + ": pair 0 keeps its frequency, the last pair is divided by " + fmt(st.s) + ". YaRN also " +
+      "multiplies q and k by 0.1 ln s + 1 = " + t.toFixed(3) + " (logits by " + (t * t).toFixed(3) + ").");
+    svg.querySelector("title").textContent = "Frequency factor \u03c9\u2032\u1d62 / \u03c9\u1d62 of each pair i for s = " + fmt(st.s) +
       ": position interpolation flat at 1/s, NTK-aware falling smoothly from 1 to 1/s, YaRN at 1 for " + kept +
       " fast pairs and at 1/s for " + interpolated + " slow pairs.";
     q("output.posenc-spectrum-scale-value").value = fmt(st.s);
@@ -151,10 +198,10 @@ def rope_spectrum_explorer(scales: Sequence[float] = (1, 1.5, 2, 3, 4, 8, 16, 32
     if not 0 <= alpha < beta:
         raise ValueError(f"YaRN's ramp needs 0 <= alpha < beta, got alpha={alpha}, beta={beta}")
     uid = explorer_id("posenc-spectrum", element_id)
-    box = {"left": 64, "top": 16, "width": width - 64 - 130, "height": height - 16 - 48}
     config = {"scales": scales, "ds": head_widths, "lengths": train_lengths, "base": base, "alpha": alpha,
-              "beta": beta, "methods": list(SPECTRUM_METHODS), "box": box}
-    sliders = [("scale", "scale s = L'/L", len(scales) - 1, scale_index),
+              "beta": beta, "methods": list(SPECTRUM_METHODS), "width": width, "height": height,
+              "styles": SPECTRUM_STYLES, "labels": _LABELS}
+    sliders = [("scale", "scale s = L\u2032/L", len(scales) - 1, scale_index),
                ("d", "head width d", len(head_widths) - 1, d_index),
                ("length", "training length L", len(train_lengths) - 1, length_index)]
     rows = "".join(
@@ -162,29 +209,13 @@ def rope_spectrum_explorer(scales: Sequence[float] = (1, 1.5, 2, 3, 4, 8, 16, 32
         f'<input type="range" id="{uid}-{key}" class="posenc-spectrum-{key}" min="0" max="{top}" step="1" '
         f'value="{value}"><output class="posenc-spectrum-{key}-value" for="{uid}-{key}"></output>'
         for key, label, top, value in sliders)
-    right, bottom = box["left"] + box["width"], box["top"] + box["height"]
-    polylines = "".join(
-        f'<polyline class="posenc-spectrum-{m}" fill="none" stroke="{SPECTRUM_STYLES[m][0]}" stroke-width="2.2" '
-        f'stroke-dasharray="{SPECTRUM_STYLES[m][1]}"/>' for m in SPECTRUM_METHODS)
-    legend = "".join(
-        f'<line x1="{right + 12}" x2="{right + 36}" y1="{box["top"] + 12 + 20 * k}" y2="{box["top"] + 12 + 20 * k}" '
-        f'stroke="{SPECTRUM_STYLES[m][0]}" stroke-width="2.2" stroke-dasharray="{SPECTRUM_STYLES[m][1]}"/>'
-        f'<text x="{right + 40}" y="{box["top"] + 16 + 20 * k}">{_LABELS[m]}</text>'
-        for k, m in enumerate(SPECTRUM_METHODS))
-    svg = (
-        f'<svg class="posenc-spectrum-svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'role="img" xmlns="http://www.w3.org/2000/svg"><title>RoPE frequency factors</title>'
-        f'<g fill="currentColor" font-size="11" font-family="system-ui, sans-serif">'
-        f'<rect x="{box["left"]}" y="{box["top"]}" width="{box["width"]}" height="{box["height"]}" fill="none" '
-        f'stroke="currentColor" stroke-opacity="0.6"/>'
-        f'<text x="{box["left"] - 6}" y="{box["top"] + 10}" text-anchor="end">1</text>'
-        f'<text class="posenc-spectrum-ymin" x="{box["left"] - 6}" y="{bottom - 2}" text-anchor="end"></text>'
-        f'<text x="{box["left"]}" y="{bottom + 16}" text-anchor="middle">0</text>'
-        f'<text class="posenc-spectrum-xmax" x="{right}" y="{bottom + 16}" text-anchor="middle"></text>'
-        f'<text x="{box["left"] + box["width"] / 2}" y="{bottom + 36}" text-anchor="middle">pair i '
-        f'(fast, high frequency \u2192 slow, low frequency)</text>'
-        f'<text transform="translate(16 {box["top"] + box["height"] / 2}) rotate(-90)" text-anchor="middle">'
-        f'\u03c9\u2032\u1d62 / \u03c9\u1d62 (log scale)</text>{legend}</g>{polylines}</svg>'
+    polylines = "".join(f'<polyline class="posenc-spectrum-{m}" fill="none" stroke="{SPECTRUM_STYLES[m][0]}"/>'
+                        for m in SPECTRUM_METHODS)
+    svg = (   # the script draws the axes and the legend (for the page, or for a slide) and the lines
+        f'<svg class="posenc-spectrum-svg posenc-main" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" xmlns="http://www.w3.org/2000/svg"><title>RoPE frequency factors</title>'
+        f'<g class="posenc-spectrum-axes" fill="currentColor" font-size="11" font-family="system-ui, sans-serif"></g>'
+        f'{polylines}</svg>'
     )
     return explorer_frame(uid, "posenc-spectrum", config, f'<div class="posenc-controls">{rows}</div>{svg}',
                           _SPECTRUM_JS,

@@ -54,6 +54,18 @@ _PRELUDE = r"""
   var q = function (selector) { return root.querySelector(selector); };
   var NS = "http://www.w3.org/2000/svg";
   function set(el, attrs) { for (var k in attrs) { el.setAttribute(k, attrs[k]); } }
+  // On a slide (posenc/book/slides/assets/deck.js): the main picture drawn to fill width x height with labels
+  // `body` px high; `em` scales the page's margins, laid out for 11 px labels.
+  var shape = null, em = 1;
+  root.posencFitSlide = function (width, height, body) {
+    shape = { width: width, height: height }; em = body / 11;
+    draw();
+  };
+  function fitPicture(svg) {        // the picture's size in its own units, which are pixels on the page and slide
+    var W = shape ? shape.width : cfg.width, H = shape ? shape.height : cfg.height;
+    set(svg, { viewBox: "0 0 " + W + " " + H, width: W, height: H, "font-size": 11 * em });
+    return [W, H];
+  }
   function add(parent, tag, attrs, text) {
     var el = document.createElementNS(NS, tag); set(el, attrs);
     if (text !== undefined) { el.textContent = text; }
@@ -70,7 +82,7 @@ _T5_JS = r"""
   var inputs = { buckets: q("input.posenc-t5-buckets"), distance: q("input.posenc-t5-distance"),
                  span: q("input.posenc-t5-span"), bidirectional: q("input.posenc-t5-bidirectional") };
   var svg = q("svg.posenc-t5-svg"), steps = q("path.posenc-t5-steps"), marks = q("g.posenc-t5-marks");
-  var axes = q("g.posenc-t5-axes"), title = q("svg > title"), readout = q(".posenc-readout");
+  var axes = q("g.posenc-t5-axes"), title = q("svg > title");
 
   // posenc.lib.relative.t5_bucket, one offset j - i at a time (key minus query).
   function bucket(offset, numBuckets, maxDistance, bidirectional) {
@@ -94,7 +106,8 @@ _T5_JS = r"""
   root.posencBucket = function (offset) { var s = state(); return bucket(offset, s.nb, s.md, s.bi); };
 
   function draw() {
-    var s = state(), W = cfg.width, H = cfg.height, left = 48, right = 12, top = 12, bottom = 40;
+    var s = state(), WH = fitPicture(svg), W = WH[0], H = WH[1];
+    var left = 48 * em, right = 12 * em, top = 12 * em, bottom = 40 * em;
     var w = W - left - right, h = H - top - bottom;
     var x = function (o) { return left + (o + s.span) / (2 * s.span) * w; };
     var y = function (b) { return top + h - (b + 0.5) / s.nb * h; };
@@ -107,21 +120,21 @@ _T5_JS = r"""
       previous = b;
     }
     d += " L " + x(s.span + 0.5).toFixed(2) + " " + y(previous).toFixed(2);
-    steps.setAttribute("d", d);
+    set(steps, { d: d, "stroke-width": 2 * Math.sqrt(em) });
 
     while (axes.firstChild) { axes.removeChild(axes.firstChild); }
     while (marks.firstChild) { marks.removeChild(marks.firstChild); }
     add(axes, "rect", { x: left, y: top, width: w, height: h, fill: "none", stroke: "currentColor",
                         "stroke-width": 1, opacity: 0.6 });
     [-s.span, -s.span / 2, 0, s.span / 2, s.span].forEach(function (t) {
-      add(axes, "line", { x1: x(t), x2: x(t), y1: top + h, y2: top + h + 4, stroke: "currentColor" });
-      add(axes, "text", { x: x(t), y: top + h + 16, "text-anchor": "middle" }, String(t).replace("-", "\u2212"));
+      add(axes, "line", { x1: x(t), x2: x(t), y1: top + h, y2: top + h + 4 * em, stroke: "currentColor" });
+      add(axes, "text", { x: x(t), y: top + h + 16 * em, "text-anchor": "middle" }, String(t).replace("-", "\u2212"));
     });
-    add(axes, "text", { x: left + w / 2, y: H - 6, "text-anchor": "middle" }, "offset j \u2212 i (key minus query)");
+    add(axes, "text", { x: left + w / 2, y: H - 6 * em, "text-anchor": "middle" }, "offset j \u2212 i (key minus query)");
     [0, s.nb / 2, s.nb - 1].forEach(function (b) {
-      add(axes, "text", { x: left - 6, y: y(b) + 4, "text-anchor": "end" }, String(b));
+      add(axes, "text", { x: left - 6 * em, y: y(b) + 4 * em, "text-anchor": "end" }, String(b));
     });
-    add(axes, "text", { x: 12, y: top + h / 2, transform: "rotate(-90 12 " + (top + h / 2) + ")",
+    add(axes, "text", { x: 12 * em, y: top + h / 2, transform: "rotate(-90 " + 12 * em + " " + (top + h / 2) + ")",
                         "text-anchor": "middle" }, "bucket");
     var nb = s.bi ? s.nb / 2 : s.nb, exact = nb / 2, lastStart = null;
     for (var n = 0; n <= 100000 && lastStart === null; n++) {
@@ -131,18 +144,18 @@ _T5_JS = r"""
     lines.forEach(function (line) {
       [-line[0], s.bi ? line[0] : null].forEach(function (o) {
         if (o === null || Math.abs(o) > s.span) { return; }
-        add(marks, "line", { x1: x(o), x2: x(o), y1: top, y2: top + h, stroke: line[1], "stroke-dasharray": "4 3" });
+        add(marks, "line", { x1: x(o), x2: x(o), y1: top, y2: top + h, stroke: line[1], "stroke-dasharray": 4 * em + " " + 3 * em, "stroke-width": em });
       });
     });
     var used = {};
     for (o = -s.span; o <= s.span; o++) { used[bucket(o, s.nb, s.md, s.bi)] = true; }
     var usedCount = Object.keys(used).length;
-    readout.textContent = (s.bi ? "Bidirectional: " + nb + " buckets for keys at or before the query, " + nb +
-      " for keys after it. " : "Causal: all " + nb + " buckets for the past; every future offset shares bucket 0. ") +
-      "Distances below " + exact + " get a bucket each; larger ones share log-spaced buckets; the last bucket " +
-      "starts at distance " + lastStart + " (max_distance = " + s.md + "). Offsets \u2212" + s.span + ".." +
-      s.span + " use " + usedCount + " of the " + s.nb + " buckets. Dashed lines: green where the exact " +
-      "buckets end, vermillion at max_distance.";
+    showReadout("The last bucket starts at distance " + lastStart + " and offsets \u2212" + s.span + ".." + s.span +
+      " use " + usedCount + " of the " + s.nb + " buckets.",
+      (s.bi ? "Bidirectional: " + nb + " buckets for keys at or before the query, " + nb +
+       " for keys after it. " : "Causal: all " + nb + " buckets for the past; every future offset shares bucket 0. ") +
+      "Distances below " + exact + " get a bucket each; larger ones share log-spaced buckets up to max_distance = " +
+      s.md + ". Dashed lines: green where the exact buckets end, vermillion at max_distance.");
     title.textContent = "T5 bucket of every offset from \u2212" + s.span + " to " + s.span + " with " + s.nb +
       " buckets, max_distance " + s.md + (s.bi ? ", bidirectional." : ", causal.");
     q("output.posenc-t5-buckets-value").value = s.nb;
@@ -193,7 +206,7 @@ def t5_bucket_explorer(num_buckets: int = 32, max_distance: int = 128, bidirecti
     checked = " checked" if bidirectional else ""
     rows += (f'<span></span><label class="posenc-check"><input type="checkbox" class="posenc-t5-bidirectional"'
              f'{checked}> bidirectional (encoder); untick for causal (decoder)</label>')
-    svg = (f'<svg class="posenc-t5-svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+    svg = (f'<svg class="posenc-t5-svg posenc-main" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
            f'role="img" xmlns="http://www.w3.org/2000/svg" font-size="11" font-family="system-ui, sans-serif" '
            f'fill="currentColor"><title>T5 buckets</title><g class="posenc-t5-axes"></g>'
            f'<g class="posenc-t5-marks"></g>'
@@ -209,7 +222,7 @@ def t5_bucket_explorer(num_buckets: int = 32, max_distance: int = 128, bidirecti
 _ALIBI_JS = r"""
   var inputs = { heads: q("input.posenc-alibi-heads"), head: q("input.posenc-alibi-head") };
   var lines = q("g.posenc-alibi-lines"), axes = q("g.posenc-alibi-axes"), canvas = q("canvas.posenc-alibi-canvas");
-  var title = q("svg > title"), readout = q(".posenc-readout");
+  var title = q("svg > title"), svg = q("svg.posenc-alibi-svg");
   var caption = q(".posenc-alibi-caption");
   var lut = [];
   for (var c = 0; c < cfg.lut.length; c += 6) {
@@ -228,6 +241,9 @@ _ALIBI_JS = r"""
     }
     return out;
   }
+  var SUPERSCRIPTS = { "0": "\u2070", "1": "\u00b9", "2": "\u00b2", "3": "\u00b3", "4": "\u2074", "5": "\u2075",
+                      "6": "\u2076", "7": "\u2077", "8": "\u2078", "9": "\u2079", "\u2212": "\u207b", ".": "\u00b7" };
+  function superscript(text) { return text.split("").map(function (c) { return SUPERSCRIPTS[c] || c; }).join(""); }
   function exponent(m) { var k = -Math.log2(m); return Math.abs(k - Math.round(k)) < 1e-9 ? String(Math.round(k)) : k.toFixed(2); }
   function state() { return { heads: +inputs.heads.value, head: +inputs.head.value, length: cfg.length }; }
   root.posencSlopes = function () { return slopes(state().heads); };
@@ -241,8 +257,8 @@ _ALIBI_JS = r"""
     inputs.head.max = s.heads;
     if (+inputs.head.value > s.heads) { inputs.head.value = s.heads; }
     s = state();
-    var m = slopes(s.heads), L = s.length, W = cfg.width, H = cfg.height;
-    var left = 48, right = 12, top = 12, bottom = 40, w = W - left - right, h = H - top - bottom;
+    var m = slopes(s.heads), L = s.length, WH = fitPicture(svg), W = WH[0], H = WH[1];
+    var left = 48 * em, right = 12 * em, top = 12 * em, bottom = 40 * em, w = W - left - right, h = H - top - bottom;
     var lowest = -m.reduce(function (a, b) { return Math.max(a, b); }, 0) * (L - 1);
     var x = function (d) { return left + d / (L - 1) * w; };
     var y = function (v) { return top + (v / lowest) * h; };
@@ -250,20 +266,20 @@ _ALIBI_JS = r"""
     while (axes.firstChild) { axes.removeChild(axes.firstChild); }
     add(axes, "rect", { x: left, y: top, width: w, height: h, fill: "none", stroke: "currentColor", opacity: 0.6 });
     [0, Math.round((L - 1) / 2), L - 1].forEach(function (t) {
-      add(axes, "text", { x: x(t), y: top + h + 16, "text-anchor": "middle" }, String(t));
+      add(axes, "text", { x: x(t), y: top + h + 16 * em, "text-anchor": "middle" }, String(t));
     });
-    add(axes, "text", { x: left + w / 2, y: H - 6, "text-anchor": "middle" }, "distance i \u2212 j to an earlier key");
+    add(axes, "text", { x: left + w / 2, y: H - 6 * em, "text-anchor": "middle" }, "distance i \u2212 j to an earlier key");
     [[0, "0"], [lowest, lowest.toFixed(1).replace("-", "\u2212")]].forEach(function (t) {
-      add(axes, "text", { x: left - 6, y: y(t[0]) + 4, "text-anchor": "end" }, t[1]);
+      add(axes, "text", { x: left - 6 * em, y: y(t[0]) + 4 * em, "text-anchor": "end" }, t[1]);
     });
-    add(axes, "text", { x: 12, y: top + h / 2, transform: "rotate(-90 12 " + (top + h / 2) + ")",
+    add(axes, "text", { x: 12 * em, y: top + h / 2, transform: "rotate(-90 " + 12 * em + " " + (top + h / 2) + ")",
                         "text-anchor": "middle" }, "bias \u2212m\u2095 (i \u2212 j)");
     m.forEach(function (slope, index) {
       var head = index + 1, selected = head === s.head;
       var colour = cfg.palette[index % cfg.palette.length];
       add(lines, "polyline", { "class": "posenc-alibi-line" + (selected ? " posenc-alibi-selected" : ""),
                                "data-head": head, points: x(0) + "," + y(0) + " " + x(L - 1) + "," + y(-slope * (L - 1)),
-                               fill: "none", stroke: colour, "stroke-width": selected ? 3.5 : 1.5,
+                               fill: "none", stroke: colour, "stroke-width": (selected ? 3.5 : 1.5) * Math.sqrt(em),
                                opacity: selected ? 1 : 0.75 });
     });
 
@@ -289,13 +305,18 @@ _ALIBI_JS = r"""
     ctx.clearRect(0, 0, size, size);
     ctx.drawImage(cells, 0, 0, size, size);
 
-    var text = m.map(function (v, i) { return "h" + (i + 1) + ": 2^\u2212" + exponent(v); }).join(", ");
+    var powers = m.map(function (v) { return "2" + superscript("\u2212" + exponent(v)); });
+    var text = powers.length <= 8 ? powers.join(", ") : powers.slice(0, 3).join(", ") + ", \u2026, " +
+      powers.slice(-2).join(", ");
     var power = Math.pow(2, Math.floor(Math.log2(s.heads)));
-    readout.textContent = s.heads + " heads; slopes m\u2095 in head order: " + text + "." +
-      (power < s.heads ? " " + s.heads + " is not a power of two: the slopes of " + power + " heads come first, then " +
-       (s.heads - power) + " of every other slope of " + 2 * power + " heads, appended." : "") +
-      " Head " + s.head + " (slope " + slope.toPrecision(4) + ") is drawn thick and as the matrix; at distance " +
-      (L - 1) + " its bias is " + (-slope * (L - 1)).toFixed(3).replace("-", "\u2212") + ".";
+    var appended = power < s.heads ? s.heads - power : 0;
+    showReadout(s.heads + " heads; slopes m\u2095 in head order: " + text + "." +
+      (appended ? " " + s.heads + " is not a power of two: the last " + appended + " are appended." : ""),
+      (powers.length > 8 ? "All slopes: " + powers.join(", ") + ". " : "") +
+      (appended ? "The slopes of " + power + " heads come first, then " + appended + " of every other slope of " +
+       2 * power + " heads. " : "") +
+      "Head " + s.head + " (slope " + slope.toPrecision(4) + ") is drawn thick and as the matrix; at distance " +
+      (L - 1) + " its bias is " + (-slope * (L - 1)).toFixed(3).replace("-", "\u2212") + ".");
     title.textContent = "ALiBi bias against distance for each of " + s.heads + " heads; steeper lines are larger slopes.";
     caption.textContent = "Head " + s.head + ", " + L + " positions: query i down, key j across; the masked " +
       "future is grey. One colour scale for all heads, from 0 (light) to " + lowest.toFixed(1).replace("-", "\u2212") + ".";
@@ -333,7 +354,7 @@ def alibi_explorer(n_heads: int = 8, head: int = 1, max_heads: int = 32, length:
               "lut": colour_table(SEQUENTIAL_CMAP), "palette": LINE_COLOURS[:6]}
     rows = _slider_rows(uid, "posenc-alibi", [("heads", "heads", 1, max_heads, n_heads),
                                               ("head", "head shown", 1, n_heads, head)])
-    svg = (f'<svg class="posenc-alibi-svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+    svg = (f'<svg class="posenc-alibi-svg posenc-main" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
            f'role="img" xmlns="http://www.w3.org/2000/svg" font-size="11" font-family="system-ui, sans-serif" '
            f'fill="currentColor"><title>ALiBi slopes</title><g class="posenc-alibi-axes"></g>'
            f'<g class="posenc-alibi-lines"></g></svg>')

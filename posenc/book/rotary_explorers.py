@@ -106,10 +106,11 @@ _ROTARY_JS = r"""
     }
     var angleBetween = Math.atan2(v[1], v[0]) - Math.atan2(u[1], u[0]);
     angleBetween = Math.atan2(Math.sin(angleBetween), Math.cos(angleBetween));
-    q(".posenc-readout").textContent = "Query at m = " + m + ", key at n = " + n + " (offset n \u2212 m = " + r +
-      "). Pair " + i + " turns by \u03c9_i = " + omega[i].toPrecision(3) + " rad per position; its query and key " +
-      "are " + fmt(angleBetween, 3) + " rad apart and add " + fmt(parts[i], 3) + " to the logit. " +
-      "Logit (R_m q)\u00b7(R_n k) = " + fmt(value, 4) + ": move m and it stays the same; change the offset and it changes.";
+    showReadout("Logit (R\u2098q)\u00b7(R\u2099k) = " + fmt(value, 4) + " (bars: each pair\u2019s share): move m " +
+      "and it stays the same; change the offset and it changes.",
+      "Query at m = " + m + ", key at n = " + n + " (offset n \u2212 m = " + r + "). Pair " + i + " turns by \u03b8" +
+      "\u1d62 = " + omega[i].toPrecision(3) + " rad per position; its query and key are " + fmt(angleBetween, 3) +
+      " rad apart and add " + fmt(parts[i], 3) + " to the logit.");
     q("svg.posenc-rotary-plane > title").textContent = "Pair " + i + " of the query turned to position " + m +
       " and of the key turned to position " + n + "; the angle between them is " + fmt(angleBetween, 3) + " rad.";
     q("svg.posenc-rotary-bars > title").textContent = "What each pair adds to the logit " + fmt(value, 3) +
@@ -166,7 +167,8 @@ def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position:
         f'value="{value}"><output class="posenc-rotary-{name}-value" for="{uid}-{name}"></output>'
         for name, label, lo, hi, value in sliders)
     plane = (
-        f'<svg class="posenc-rotary-plane" viewBox="-1.3 -1.3 2.6 2.6" width="{size}" height="{size}" role="img" '
+        f'<svg class="posenc-rotary-plane posenc-main" viewBox="-1.3 -1.3 3.6 2.6" width="{round(size * 3.6 / 2.6)}" '
+        f'height="{size}" role="img" '
         'xmlns="http://www.w3.org/2000/svg"><title>Pair of the query and the key</title>'
         '<g stroke="currentColor" stroke-width="0.008" opacity="0.5">'
         '<line x1="-1.25" y1="0" x2="1.25" y2="0"/><line x1="0" y1="-1.25" x2="0" y2="1.25"/></g>'
@@ -179,9 +181,11 @@ def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position:
         f'<line class="posenc-rotary-key-line" x1="0" y1="0" x2="0" y2="0" stroke="{orange}" stroke-width="0.03"/>'
         f'<circle class="posenc-rotary-query" r="0.05" fill="{blue}"/>'
         f'<circle class="posenc-rotary-key" r="0.05" fill="none" stroke="{orange}" stroke-width="0.03"/>'
-        '<g font-size="0.09" font-family="system-ui, sans-serif">'
-        f'<text x="-1.25" y="1.12" fill="{blue}">\u25cf query R_m q (dashed: q)</text>'
-        f'<text x="-1.25" y="1.24" fill="{orange}">\u25cb key R_n k (dashed: k)</text></g></svg>')
+        '<g font-size="0.1" font-family="system-ui, sans-serif">'     # the legend right of the plane
+        f'<text x="1.35" y="-0.55" fill="{blue}">\u25cf query R\u2098q</text>'
+        f'<text x="1.35" y="-0.38" fill="{blue}">(dashed: q)</text>'
+        f'<text x="1.35" y="0.38" fill="{orange}">\u25cb key R\u2099k</text>'
+        f'<text x="1.35" y="0.55" fill="{orange}">(dashed: k)</text></g></svg>')
     bars = "".join(
         f'<rect class="posenc-rotary-bar" x="{30 + 40 * p}" y="{bar_height / 2}" width="26" height="0.5" '
         f'fill="{blue if p % 2 == 0 else orange}"/>'
@@ -193,7 +197,8 @@ def rotary_logit_explorer(d_head: int = 8, base: float = DEFAULT_BASE, position:
         f'<line x1="20" y1="{bar_height / 2}" x2="{bar_width - 10}" y2="{bar_height / 2}" stroke="currentColor" '
         'stroke-width="1"/>'
         f'<g fill="currentColor" font-family="system-ui, sans-serif">{bars}'
-        f'<text x="{bar_width / 2}" y="12" text-anchor="middle" font-size="11">each pair\u2019s share of the logit</text>'
+        f'<text class="posenc-page-only" x="{bar_width / 2}" y="12" text-anchor="middle" font-size="11">'
+        'each pair\u2019s share of the logit</text>'
         '</g></svg>')
-    body = f'<div class="posenc-controls">{rows}</div><div class="posenc-rotary-figures">{plane}{bar_svg}</div>'
+    body = f'<div class="posenc-controls">{rows}</div><div class="posenc-rotary-figures posenc-row">{plane}{bar_svg}</div>'
     return explorer_frame(uid, "posenc-rotary", config, body, _ROTARY_JS, css=_ROTARY_CSS)

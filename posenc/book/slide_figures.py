@@ -34,6 +34,7 @@ __all__ = ["CANVAS", "DPI", "MIN_FONT_PT", "SLIDE_FIGURE_MIME", "install", "slid
 SLIDE_FIGURE_MIME = "application/vnd.posenc.slide-figure+json"
 CANVAS = (8.0, 4.5)             # inches, 16:9
 DPI = 160                       # 1280 x 720 pixels
+REPAIR_ROUNDS = 3               # draw, repair, draw again: at most this many times
 # The slide's body text is 28 px; a figure slide shows the image at least about 560 px high, where a text of
 # 16 points on a 4.5-inch canvas is 16 / 72 / 4.5 * 560 = 27.7 px.
 MIN_FONT_PT = 16.0
@@ -159,13 +160,43 @@ def _enlarge_texts(fig) -> None:
             text.set_fontsize(max(MIN_FONT_PT, text.get_fontsize() * scale))
 
 
+# A word that is only an operator binds its neighbours: "d = 128", "L / 2", "length - 1" stay on one line.
+_OPERATOR = re.compile(r"^(?:=|≈|≠|<|>|≤|≥|/|\+|-|−|×|·|\*|->|→)$")
+
+
+def _unbreakable_words(paragraph: str) -> list[str]:
+    """The words of a line, a formula ($...$) being one word, and "a = b" (any operator) being one word."""
+    words = []
+    for word in re.findall(r"(?:\$[^$]*\$|[^\s$])+", paragraph):
+        if words and (_OPERATOR.match(word) or _OPERATOR.match(words[-1].rsplit(" ", 1)[-1])):
+            words[-1] = f"{words[-1]} {word}"
+        else:
+            words.append(word)
+    return words
+
+
+def _after_operators(word: str) -> list[str]:
+    """A word bound by operators broken after each of them ('dog" + positions' -> 'dog" +', 'positions'): for
+    a title too narrow for the whole of it."""
+    parts = []
+    for piece in word.split(" "):
+        if parts and _OPERATOR.match(piece):
+            parts[-1] = f"{parts[-1]} {piece}"          # the operator ends the line before
+        else:
+            parts.append(piece)
+    return parts
+
+
 def _wrap(content: str, characters: int) -> str:
-    """Lines of at most about ``characters`` characters, broken at spaces outside $...$ (mathtext); a text
-    that has lines already has each of them broken."""
+    """Lines of at most about ``characters`` characters, broken at spaces outside $...$ (mathtext) and never
+    next to an operator ("d = 128" is one word) unless such a word alone is longer than a line (then after
+    its operators); a text that has lines already has each of them broken."""
     lines = []
     for paragraph in content.split("\n"):
         line = ""
-        for word in re.findall(r"(?:\$[^$]*\$|[^\s$])+", paragraph):
+        words = [part for word in _unbreakable_words(paragraph)
+                 for part in (_after_operators(word) if len(word) > characters and "$" not in word else [word])]
+        for word in words:
             if line and len(line) + 1 + len(word) > characters:
                 lines.append(line)
                 line = word
@@ -179,7 +210,7 @@ def _long_titles(fig, renderer, room_of):
     """(text, its content, its width, the room) for every title and x label wider than ``room_of(axes)``."""
     for ax in fig.axes:
         room = room_of(ax)
-        for text in (ax.title, ax.xaxis.label):
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
             content = text.get_text()
             if room is not None and content.strip() and " " in content:
                 width = text.get_window_extent(renderer).width
@@ -254,10 +285,217 @@ def _move_a_crowding_legend(fig) -> bool:
     box, axes_box = legend.get_window_extent(renderer), ax.bbox
     if box.width * box.height <= 0.3 * axes_box.width * axes_box.height:
         return False
-    handles, labels = legend.legend_handles, [text.get_text() for text in legend.get_texts()]
-    size = legend.get_texts()[0].get_fontsize() if labels else None
+    handles, labels, size = _legend_entries(legend)
     legend.remove()
     fig.legend(handles=handles, labels=labels, loc="outside right upper", fontsize=size, frameon=False)
+    return True
+
+
+def _panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+
+def _share_the_x_label(fig) -> bool:
+    """Panels side by side with one and the same x label (chapter 7's "position t (copy: sequence length - 1)"
+    under each of three panels, wrapped to four lines on the slide) get it once, below them all."""
+    labelled = [ax for ax in _panels(fig) if ax.get_xlabel().strip()]
+    if len(labelled) < 2 or len({ax.get_xlabel() for ax in labelled}) != 1 or getattr(fig, "_supxlabel", None):
+        return False
+    specs = [ax.get_subplotspec() for ax in labelled]
+    if None in specs or len({(spec.get_gridspec(), spec.rowspan.stop) for spec in specs}) != 1:
+        return False                                   # one row of one grid: the label would say the same
+    text = labelled[0].xaxis.label
+    fig.supxlabel(text.get_text(), fontsize=text.get_fontsize())
+    for ax in labelled:
+        ax.set_xlabel("")
+    return True
+
+
+def _share_the_y_label(fig) -> bool:
+    """Panels side by side with one and the same y label (ch08's two settings panels) get it once, on the left."""
+    labelled = [ax for ax in _panels(fig) if ax.get_ylabel().strip()]
+    if len(labelled) < 2 or len({ax.get_ylabel() for ax in labelled}) != 1 or getattr(fig, "_supylabel", None) \
+            or not _side_by_side(labelled):
+        return False
+    text = labelled[0].yaxis.label
+    fig.supylabel(text.get_text(), fontsize=text.get_fontsize())
+    for ax in labelled:
+        ax.set_ylabel("")
+    return True
+
+
+def _data_points(ax, renderer, per_segment: int = 12):
+    """Points (display pixels) along the axes' lines, and its scatter points and bars' corners."""
+    import numpy as np
+
+    points = []
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = line.get_transform().transform(np.column_stack(line.get_data()).astype(float))
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if len(xy) > 1:
+            steps = np.linspace(0, 1, per_segment, endpoint=False)[None, :, None]
+            xy = (xy[:-1, None, :] + steps * (xy[1:, None, :] - xy[:-1, None, :])).reshape(-1, 2)
+        points.append(xy)
+    for collection in ax.collections:
+        offsets = collection.get_offsets()
+        if collection.get_visible() and len(offsets):
+            points.append(collection.get_offset_transform().transform(offsets))
+    for patch in ax.patches:
+        if patch.get_visible() and patch.get_label() != "_nolegend_" and hasattr(patch, "get_bbox"):
+            box = patch.get_window_extent(renderer)
+            points.append(np.array([[box.x0, box.y1], [box.x1, box.y1], [(box.x0 + box.x1) / 2, box.y1]]))
+    return np.concatenate(points) if points else np.zeros((0, 2))
+
+
+def _covers_data(ax, legend, renderer) -> bool:
+    """Whether the legend's box, drawn inside its axes, lies over the axes' data."""
+    box = legend.get_window_extent(renderer)
+    if not ax.bbox.overlaps(box):
+        return False                                   # outside the axes: it covers nothing of theirs
+    points = _data_points(ax, renderer)
+    inside = ((points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0)
+              & (points[:, 1] < box.y1))
+    return bool(inside.any())
+
+
+def _legend_entries(legend):
+    """A legend's keys, its labels and their font size (None for an empty legend)."""
+    texts = legend.get_texts()
+    return legend.legend_handles, [text.get_text() for text in texts], texts[0].get_fontsize() if texts else None
+
+
+def _side_by_side(panels) -> bool:
+    """Whether the panels sit in one row of one grid, each in columns of its own."""
+    specs = [ax.get_subplotspec() for ax in panels]
+    if None in specs or len({(spec.get_gridspec(), spec.rowspan.start) for spec in specs}) != 1:
+        return False
+    return len({spec.colspan.start for spec in specs}) == len(specs)
+
+
+def _crowded(fig, panels, renderer) -> bool:
+    """Whether the panels' legends run into each other or off the figure (ch08's legends below their panels)."""
+    boxes = [ax.get_legend().get_window_extent(renderer) for ax in panels]
+    edge = fig.bbox
+    apart = all(a.x1 <= b.x0 or b.x1 <= a.x0 or a.y1 <= b.y0 or b.y1 <= a.y0
+                for a, b in itertools.combinations(boxes, 2))
+    inside = all(b.x0 >= edge.x0 - 1 and b.x1 <= edge.x1 + 1 and b.y0 >= edge.y0 - 1 and b.y1 <= edge.y1 + 1
+                 for b in boxes)
+    return not (apart and inside)
+
+
+def _move_covering_legends(fig) -> bool:
+    """Legends over their panel's data, on the slide, move: first to the place matplotlib finds emptiest in
+    their axes ("best"); those that still cover data go out to the right of their panels (several panels
+    with the same entries share one legend there, and so do panels side by side with different entries). A figure with a legend of its own keeps its layout."""
+    renderer = fig.canvas.get_renderer()
+    covering = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()
+                and _covers_data(ax, ax.get_legend(), renderer)]
+    if fig.legends:
+        return False
+    legended = [ax for ax in _panels(fig) if ax.get_legend() is not None and ax.get_legend().get_visible()]
+    if len(legended) > 1 and _side_by_side(legended) and (covering or _crowded(fig, legended, renderer)) and \
+            len({tuple(_legend_entries(ax.get_legend())[1]) for ax in legended}) > 1:
+        # panels side by side, each with its own entries: beside or inside, the legends squeeze the panels
+        # (ch08's arms: the layout collapsed); one legend below them all, a column per panel if that fits
+        entries = [_legend_entries(ax.get_legend()) for ax in legended]
+        for ax in legended:
+            ax.get_legend().remove()
+        shared = getattr(fig, "_supxlabel", None)
+        if shared is not None:          # the legend goes where a shared x label sits: each panel its own again
+            for ax in legended:
+                ax.set_xlabel(shared.get_text(), fontsize=shared.get_fontsize())
+            shared.remove()
+            fig._supxlabel = None
+        for columns in (len(legended), 1):
+            legend = fig.legend(handles=[h for handles, _, _ in entries for h in handles],
+                                labels=[label for _, labels, _ in entries for label in labels],
+                                loc="outside lower center", ncols=columns, fontsize=entries[0][2], frameon=False)
+            fig.canvas.draw()
+            if legend.get_window_extent(renderer).width <= fig.bbox.width or columns == 1:
+                break
+            legend.remove()
+        return True
+    if not covering:
+        return False
+    still = []
+    for ax in covering:
+        legend = ax.get_legend()
+        handles, labels, size = _legend_entries(legend)
+        moved = ax.legend(handles=handles, labels=labels, loc="best", ncols=legend._ncols, fontsize=size,
+                          frameon=legend.get_frame_on(), title=legend.get_title().get_text() or None)
+        fig.canvas.draw()
+        if _covers_data(ax, moved, renderer):
+            still.append(ax)
+    entries = {tuple(_legend_entries(ax.get_legend())[1]) for ax in still}
+    if still and len(entries) == 1:
+        legend = still[0].get_legend()
+        handles, labels, size = _legend_entries(legend)
+        for ax in still:
+            ax.get_legend().remove()
+        fig.legend(handles=handles, labels=labels, loc="outside right upper", fontsize=size, frameon=False)
+    else:
+        for ax in still:                # each beside its own panel, in one column (the layout makes room)
+            legend = ax.get_legend()
+            handles, labels, size = _legend_entries(legend)
+            ax.legend(handles=handles, labels=labels, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=size,
+                      frameon=False, title=legend.get_title().get_text() or None)
+    return True
+
+
+_MARKERS = ("o", "s", "^", "D", "v")
+
+
+def _lookalike(a, b) -> bool:
+    """Two lines a projector shows alike: the same dash and colours of one hue and similar lightness (the
+    course's blue and sky blue, both dashed, in chapter 7's accuracy curves)."""
+    import colorsys
+
+    from matplotlib.colors import to_rgb
+
+    if a.get_linestyle() != b.get_linestyle() or a.get_marker() not in ("None", "", None, " "):
+        return False
+    (h1, l1, s1), (h2, l2, s2) = (colorsys.rgb_to_hls(*to_rgb(line.get_color())) for line in (a, b))
+    hue = min(abs(h1 - h2), 1 - abs(h1 - h2))
+    grey = s1 < 0.15 and s2 < 0.15
+    return (grey or hue < 0.04) and abs(l1 - l2) < 0.3
+
+
+def _every(points: int) -> tuple[int, int]:
+    """About eight markers along a line of ``points`` points, the first half a step in (not on the start)."""
+    step = max(1, points // 8)
+    return step // 2, step
+
+
+def _distinguish_lookalikes(fig) -> bool:
+    """Labelled series that share a dash and a hue get markers on the slide (the second and later of each
+    look-alike group, a few per line), in every panel alike, and so do the keys of the legends that list
+    them."""
+    lines = [line for ax in _panels(fig) for line in ax.get_lines()
+             if line.get_visible() and not line.get_label().startswith("_")]
+    marked = {}
+    for ax in _panels(fig):                 # series of one panel (in different panels nobody confuses them)
+        series = [line for line in ax.get_lines() if line.get_visible() and not line.get_label().startswith("_")]
+        for index, line in enumerate(series):
+            if line.get_label() in marked:
+                continue
+            alike = [other for other in series[index + 1:]
+                     if other.get_label() not in marked and _lookalike(line, other)]
+            for number, other in enumerate(alike):
+                marked[other.get_label()] = _MARKERS[number % len(_MARKERS)]
+    if not marked:
+        return False
+    for line in lines:
+        if line.get_label() in marked:
+            line.set(marker=marked[line.get_label()], markersize=7, markerfacecolor="white",
+                     markeredgecolor=line.get_color(), markevery=_every(len(line.get_xdata())))
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends)
+    for legend in legends:                  # the keys the legends drew (one marker in the middle of each)
+        for key, text in zip(legend.legend_handles, legend.get_texts()):
+            if text.get_text() in marked and hasattr(key, "set_marker"):
+                key.set(marker=marked[text.get_text()], markersize=7, markerfacecolor="white",
+                        markeredgecolor=key.get_color())
     return True
 
 
@@ -299,14 +537,19 @@ def slide_figure(fig) -> dict:
         if not isinstance(copy.get_layout_engine(), ConstrainedLayoutEngine):
             copy.set_layout_engine("constrained")
         _enlarge_texts(copy)
+        _share_the_x_label(copy)
+        _share_the_y_label(copy)
+        _distinguish_lookalikes(copy)
         _wrap_titles(copy, copy.canvas.get_renderer(), _estimated_room(copy))
         _narrow_legends(copy, copy.canvas.get_renderer(), _estimated_room(copy, share=0.8))
         buffer = draw()
         overlaps = text_overlaps(copy, draw=False)            # as just drawn, at the canvas's own size
-        changed = _move_a_crowding_legend(copy)
-        if overlaps or changed:
-            changed |= _repair(copy)
-        if changed:
+        moved = _move_a_crowding_legend(copy)
+        moved |= _move_covering_legends(copy)
+        for _ in range(REPAIR_ROUNDS):        # a repair changes the layout (a moved legend narrows the panels)
+            if not (overlaps or moved) or not (_repair(copy) or moved):
+                break
+            moved = False
             buffer = draw()
             overlaps = text_overlaps(copy, draw=False)
         smallest = min((text.get_fontsize() for text in _texts(copy)), default=MIN_FONT_PT)

@@ -82,7 +82,7 @@ def assert_circle_matches_reference(state: dict) -> None:
     sin, cos = table[state["pos"], 2 * state["pair"]], table[state["pos"], 2 * state["pair"] + 1]
     # The chapter's picture: sine across, cosine up (SVG's y axis points down).
     assert math.isclose(state["x"], sin, abs_tol=1e-9) and math.isclose(state["y"], -cos, abs_tol=1e-9), state
-    assert f"pos = {state['pos']}," in state["text"] and f"\u03c9_i = {omega:.3f}"[:9] in state["text"], state["text"]
+    assert f"pos = {state['pos']}," in state["text"] and f"\u03c9\u1d62 = {omega:.3f}"[:8] in state["text"], state["text"]
     if state["shift"] is not None:
         later = table[state["pos"] + state["shift"]]
         assert math.isclose(state["sx"], later[2 * state["pair"]], abs_tol=1e-9)

@@ -66,16 +66,31 @@ async ([index, slack, body]) => {
         && el.clientHeight > 2)
       clipped.push(`${describe(el)}: ${el.scrollHeight - el.clientHeight} px cut off below`);
     const ownText = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
-    // The picture an explorer draws (its SVG's axis labels) is exempt: it scales with the slide and the
-    // lecturer zooms into it live; the explorer's controls, values and readout are text like any other.
-    const drawn = el.closest(".explorer svg");
-    const size = parseFloat(style.fontSize);
-    if (ownText && !drawn && !el.closest("mjx-container") && size < body - 0.5)
+    // A text an SVG draws (an explorer's axis labels) at the size the slide shows it: its font size in the
+    // SVG's units times the SVG's scale; HTML text at its CSS size.
+    const ctm = el.closest("svg") && el.getScreenCTM ? el.getScreenCTM() : null;
+    const size = parseFloat(style.fontSize) * (ctm ? Math.hypot(ctm.a, ctm.b) / scale : 1);
+    if (ownText && !el.closest("mjx-container") && size < body - 0.5)
       small.push(`${describe(el)} at ${Math.round(size * 10) / 10} px`);
   }
+  // What a canvas draws is not in the page: an explorer's canvas says its labels' size in its own pixels
+  // (data-label-px) and the width it drew (data-drawn-width); shown on the slide they scale with the canvas.
+  for (const canvas of frame.querySelectorAll("canvas[data-label-px]")) {
+    if (!shown(canvas)) continue;
+    const drawnWidth = parseFloat(canvas.dataset.drawnWidth || canvas.width);
+    const size = parseFloat(canvas.dataset.labelPx) * canvas.getBoundingClientRect().width / scale / drawnWidth;
+    if (size < body - 0.5) small.push(`${describe(canvas)}'s labels at ${Math.round(size * 10) / 10} px`);
+  }
+  // The share of the slide an explorer's pictures (its SVGs and canvases) take.
+  const pictures = Array.from(frame.querySelectorAll(".explorer svg, .explorer canvas")).filter(el =>
+    shown(el) && !el.parentElement.closest("svg"));
+  const explorerArea = pictures.length ? pictures.reduce((sum, el) => {
+    const r = el.getBoundingClientRect();
+    return sum + r.width * r.height;
+  }, 0) / (box.width * box.height) : null;
   // Texts that run into each other (a caption pushed over the next paragraph by a full flex box).
   const overlapping = [];
-  const texts = Array.from(frame.querySelectorAll("h1, h2, p, li, label, output, td, th, figcaption")).filter(el =>
+  const texts = Array.from(frame.querySelectorAll("h1, h2, p, li, label, output, td, th, figcaption, svg text")).filter(el =>
     shown(el) && el.textContent.trim() && !el.closest("mjx-container"));
   for (let a = 0; a < texts.length; a++) {
     for (let b = a + 1; b < texts.length; b++) {
@@ -111,7 +126,7 @@ async ([index, slack, body]) => {
     index, id: section.dataset.slide || section.id, kind: Array.from(section.classList).find(c => c.startsWith("slide-")) || "",
     minutes: parseFloat(section.dataset.minutes || "NaN"),
     title: (frame.querySelector("h1, h2") || {textContent: ""}).textContent.trim(),
-    outside, clipped, overlapping, small, figure, blocks,
+    outside, clipped, overlapping, small, figure, blocks, explorerArea,
     body: copy.textContent.replace(/\s+/g, " ").replace(/∎/g, "").trim(),
     hasFormula: frame.querySelectorAll("mjx-container").length > 0,
     raw: (rawCopy.textContent.match(/\\\(|\\\[|\$\$/g) || []).length,
@@ -224,15 +239,19 @@ def small_text_problems(slides: list[dict], body: float = BODY_PX) -> list[str]:
 
 
 def figure_area_problems(slides: list[dict], share: float = MIN_FIGURE_AREA) -> list[str]:
+    """A figure slide whose figure, or an explorer slide whose live pictures, cover half the slide or less."""
     found = []
     for s in slides:
-        if s["kind"] != "slide-figure":
+        if s["kind"] == "slide-figure":
+            area, what = (s["figure"] or {}).get("area"), "the figure"
+        elif s["kind"] == "slide-explorer":
+            area, what = s["explorerArea"], "the explorer's pictures"
+        else:
             continue
-        if not s["figure"]:
-            found.append(f"{_where(s)}: a figure slide with no figure shown")
-        elif s["figure"]["area"] <= share:
-            found.append(f"{_where(s)}: the figure covers {s['figure']['area']:.0%} of the slide, not more than "
-                         f"{share:.0%}")
+        if area is None:
+            found.append(f"{_where(s)}: a {s['kind'][6:]} slide with no picture shown")
+        elif area <= share:
+            found.append(f"{_where(s)}: {what} cover {area:.0%} of the slide, not more than {share:.0%}")
     return found
 
 

@@ -47,7 +47,7 @@ SLIDE_CHECKS = {
     "the lecture's timing (12 to 25 slides, 50 minutes)": checks.timing_problems,
     "content outside the slide at 1280 x 720, clipped, or running into other text": checks.overflow_problems,
     "text smaller than the body text": checks.small_text_problems,
-    "a figure that covers half of its slide or less": checks.figure_area_problems,
+    "a figure or an explorer that covers half of its slide or less": checks.figure_area_problems,
     "a slide that is only a number, or ends with a colon": checks.lone_content_problems,
     "a raw label or citation key": lambda slides: checks.raw_reference_problems(slides, checks.bibliography_keys()),
     "a text cut inside an abbreviation or a parenthesis": checks.cut_lead_problems,
@@ -160,7 +160,7 @@ BAD_FINDINGS = {           # the bad slide -> the check that must name it
     "overflow": SLIDE_CHECKS["content outside the slide at 1280 x 720, clipped, or running into other text"],
     "crowded": SLIDE_CHECKS["content outside the slide at 1280 x 720, clipped, or running into other text"],
     "tiny": SLIDE_CHECKS["text smaller than the body text"],
-    "small-figure": SLIDE_CHECKS["a figure that covers half of its slide or less"],
+    "small-figure": SLIDE_CHECKS["a figure or an explorer that covers half of its slide or less"],
     "tiny-labels": SLIDE_CHECKS["text smaller than the body text"],
     "lone-number": SLIDE_CHECKS["a slide that is only a number, or ends with a colon"],
     "colon": SLIDE_CHECKS["a slide that is only a number, or ends with a colon"],
@@ -201,6 +201,69 @@ def test_a_bad_deck_fails_every_check(browser_context, scratch_url):
     total = sum(minutes for _, _, minutes, _, _ in BAD_SLIDES)
     assert any(f"add up to {total}," in line for line in timing), timing
     assert any(f"{len(BAD_SLIDES)} slides" in line for line in timing), timing
+
+
+TINY_EXPLORER = (  # an explorer laid out for the page: its labels stay small (9 units in its SVG, over what deck.js
+    #               sets, 8 px on its canvas) and, with no main picture, its pictures fill a narrow column
+    '<div class="explorer"><div class="posenc-explorer">'
+    '<svg viewBox="0 0 400 200" width="400" height="200" role="img"><title>A plot</title>'
+    '<text x="10" y="40" style="font-size: 9px !important">an axis label drawn at 9 units</text></svg>'
+    '<canvas width="400" height="200" data-label-px="8" data-drawn-width="400" style="width: 400px" role="img" '
+    'aria-label="A heatmap"></canvas></div></div>')
+
+
+def test_an_explorer_with_small_labels_and_pictures_is_found(browser_context, scratch_url):
+    from posenc.book.slides.assemble import Slide
+    from posenc.book.slides.page import copy_libraries
+    from posenc.book.slides.spec import SlideSpec
+
+    folder, url = scratch_url
+    copy_libraries(folder)
+    slide = Slide(SlideSpec(id="tiny-explorer", section="bad", kind="explorer", shows=None, title="Tiny labels",
+                            minutes=3, say=""), "Tiny labels", TINY_EXPLORER, "<p>Notes long enough to count.</p>")
+    (folder / "bad-explorer.html").write_text(slide_decks.deck_page("A bad explorer", [slide]), encoding="utf-8")
+    report = checks.inspect_deck(browser_context, f"{url}bad-explorer.html", "bad-explorer")
+    found = SLIDE_CHECKS["text smaller than the body text"](report.slides)
+    assert any("text" in line and "an axis label" in line for line in found), found
+    assert any("canvas" in line and "labels at" in line for line in found), found
+    small = SLIDE_CHECKS["a figure or an explorer that covers half of its slide or less"](report.slides)
+    assert any("(tiny-explorer): the explorer's pictures cover" in line for line in small), small
+
+
+def _explorer_deck(folder):
+    """Every explorer of the course on a slide of its own, as the chapters show them."""
+    from posenc.book.explorers import heatmap_explorer, unit_circle_explorer
+    from posenc.book.length_explorers import rope_spectrum_explorer
+    from posenc.book.relative_explorers import alibi_explorer, t5_bucket_explorer
+    from posenc.book.rotary_explorers import rotary_logit_explorer
+    from posenc.book.slides.assemble import Slide
+    from posenc.book.slides.page import copy_libraries
+    from posenc.book.slides.spec import SlideSpec
+
+    copy_libraries(folder)
+    explorers = [("heatmap", heatmap_explorer()), ("circle", unit_circle_explorer(shift=4)),
+                 ("t5", t5_bucket_explorer()), ("alibi", alibi_explorer()), ("rotary", rotary_logit_explorer()),
+                 ("spectrum", rope_spectrum_explorer())]
+    built = [Slide(SlideSpec(id=name, section="explorers", kind="explorer", shows=None, title=f"The {name} explorer",
+                             minutes=3, say=""), f"The {name} explorer",
+                   f'<div class="explorer">{explorer.data}</div>', "<p>Notes long enough to count as notes.</p>")
+             for name, explorer in explorers]
+    (folder / "explorers.html").write_text(slide_decks.deck_page("Every explorer", built), encoding="utf-8")
+    return [name for name, _ in explorers]
+
+
+def test_every_explorer_on_a_slide_draws_its_labels_at_the_body_size(browser_context, scratch_url):
+    """The review's pattern A: the live plots took 13-35% of the slide, their axis labels 7-11 px. On a slide an
+    explorer's main picture fills the left (slides.css; drawn for the slide where the explorer offers
+    posencFitSlide) and its labels have the body's size in the picture's own units (deck.js)."""
+    folder, url = scratch_url
+    names = _explorer_deck(folder)
+    report = checks.inspect_deck(browser_context, f"{url}explorers.html", "explorers")
+    assert report.start_problem is None and [s["id"] for s in report.slides] == names, report.start_problem
+    assert not [e for e in report.errors if "exception" in e], report.errors
+    assert checks.small_text_problems(report.slides) == []
+    assert checks.overflow_problems(report.slides) == []
+    assert checks.figure_area_problems(report.slides) == []       # pattern A: the live plot fills the slide
 
 
 def test_no_figure_of_a_chapter_collides_with_itself_on_the_page(site):

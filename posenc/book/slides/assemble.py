@@ -95,8 +95,10 @@ def _table(chapter: Chapter, spec: SlideSpec, where: str) -> str:
     if table is None:
         return '<table class="slide-table"><tr><td>…</td></tr></table>'
     table = table.select(spec.columns, spec.rows, where)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    headers = [spec.column_names.get(h, h) for h in table.headers]          # the names the deck gives them
+    rows = [[spec.row_names.get(name, row[0])] + row[1:] for name, row in zip(spec.rows, table.rows)] or table.rows
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="slide-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 

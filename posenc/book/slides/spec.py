@@ -62,6 +62,8 @@ class SlideSpec:
     read: str = ""                  # one line under an equation, a theorem or a table
     columns: list[str] = field(default_factory=list)      # a table's columns to show (by header)
     rows: list[str] = field(default_factory=list)         # a table's rows to show (by first cell)
+    column_names: dict[str, str] = field(default_factory=dict)  # a column's header on the slide, by the chapter's
+    row_names: dict[str, str] = field(default_factory=dict)     # a row's first cell on the slide, by its name
     answer: str = ""                # a question's answer (notes)
     wrong: list[str] = field(default_factory=list)        # the wrong answers students give, and why (notes)
     demo: str = ""                  # what to show live (notes)
@@ -153,6 +155,28 @@ def _texts(value, where: str) -> list[str]:
     raise DeckError(f"{where}: expected a list of texts, got {value!r}")
 
 
+def _selection(value, where: str) -> tuple[list[str], dict[str, str]]:
+    """A table's ``columns`` or ``rows``: each the chapter's name, or ``{the chapter's name: the slide's}`` to
+    show it under a name for the room (a header such as "file: accuracy (mean ± std)" is the chapter's)."""
+    if not isinstance(value, list):
+        return _texts(value, where), {}
+    names, renames = [], {}
+    for item in value:
+        if isinstance(item, dict):
+            if len(item) != 1:
+                raise DeckError(f"{where}: rename one name at a time, as {{the chapter's name: the slide's}}, "
+                                f"got {item!r}")
+            (name, shown), = item.items()
+            name, shown = _text(name, where), _text(shown, where)
+            if not name or not shown:
+                raise DeckError(f"{where}: a renamed column or row needs both names, got {item!r}")
+            renames[name] = shown
+            names.append(name)
+        else:
+            names.append(_text(item, where))
+    return names, renames
+
+
 def _minutes(value, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise DeckError(f"{where}: 'minutes' must be a positive number, got {value!r}")
@@ -187,10 +211,12 @@ def _slide(item, section: str, where: str) -> SlideSpec:
         raise DeckError(f"{where}: 'say' is missing (what the lecturer says, in a few lines)")
     if "minutes" not in item:
         raise DeckError(f"{where}: 'minutes' is missing")
+    columns, column_names = _selection(item.get("columns"), f"{where}, columns")
+    rows, row_names = _selection(item.get("rows"), f"{where}, rows")
     return SlideSpec(id=slide_id, section=section, kind=kind, shows=shows, title=_text(item.get("title"), where),
                      minutes=_minutes(item["minutes"], where), say=_text(item["say"], where),
-                     read=_text(item.get("read"), where), columns=_texts(item.get("columns"), where),
-                     rows=_texts(item.get("rows"), where), answer=_text(item.get("answer"), where),
+                     read=_text(item.get("read"), where), columns=columns, column_names=column_names,
+                     rows=rows, row_names=row_names, answer=_text(item.get("answer"), where),
                      wrong=_texts(item.get("wrong"), where), demo=_text(item.get("demo"), where),
                      fallback=_text(item.get("fallback"), where), mistakes=_texts(item.get("mistakes"), where))
 
@@ -250,6 +276,8 @@ def own_words(slide: SlideSpec) -> dict[str, str]:
         texts[f"bullet {index}"] = bullet
     for index, wrong in enumerate(slide.wrong, 1):
         texts[f"wrong answer {index}"] = wrong
+    for index, shown in enumerate([*slide.column_names.values(), *slide.row_names.values()], 1):
+        texts[f"table name {index}"] = shown
     return {key: value for key, value in texts.items() if value}
 
 
@@ -289,7 +317,7 @@ def _slide_problems(slide: SlideSpec) -> list[str]:
         limit = MAX_WORDS.get("bullet" if key.startswith("bullet") else key)
         if limit and _words(text) > limit:
             problems.append(f"{where}: the {key} has {_words(text)} words; at most {limit}")
-        if text.rstrip().endswith(":") and (key in ("title", "read", "question") or key.startswith("bullet")):
+        if text.rstrip().endswith(":") and (key in ("title", "read", "question") or key.startswith(("bullet", "table name"))):
             problems.append(f"{where}: the {key} ends with a colon and leads to nothing: {text!r}")
     return problems
 
