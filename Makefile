@@ -90,15 +90,14 @@ browser-setup: $(STAMP)
 # from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py); the
 # notebooks that need no torch run again in Colab's own versions on Python 3.12 (tests/test_colab_versions.py);
 # test_book.py is given first so that it starts at once on a worker of its own (--no-loadscope-reorder
-# keeps the order of the files given); 2. the student edition, reusing the book's executions, and the slide
-# decks, from the same executions; 3. the built sites and decks in headless Chromium, the pages shared out
-# between two workers (each with its own Chromium).
+# keeps the order of the files given), and after the book it builds, from the same executions, the student
+# edition and the slide decks (`make student-book`, `make book`'s last step) while the other worker still
+# runs the rest; 2. the built sites and decks in headless Chromium, the pages shared out between two workers
+# (each with its own Chromium).
 
 test: $(STAMP) browser-setup
 	tests/grader/setup.sh
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests/test_book.py tests --ignore=tests/browser
-	$(BIN)/python -m posenc.book.editions student -q -W -n --keep-going
-	$(BIN)/python -m posenc.book.slides --copy-to _build/student/_build/html
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser
 
 LAB_ARGS ?=

@@ -121,3 +121,48 @@ def assert_rerun_matches_file(path, kind: str, seed: int = 0, measures=None) -> 
             per_seed = np.asarray(per_seed, dtype=np.float64)
             slack = rep.margin(per_seed)
             assert per_seed.min() - slack <= value <= per_seed.max() + slack, (name, value, per_seed)
+
+
+# `make test`'s first phase (pytest -n 2 --dist loadfile): each file runs whole on one worker, the files in
+# this order. The slowest files start first and the quick ones fill in at the end, so that neither worker is
+# left alone with a long file while the other has nothing more to do (the longest-first rule of scheduling).
+# tests/test_book.py, the longest by far (it executes and builds the book), takes a worker of its own first.
+# The order is that of the files' durations in a run of the whole phase (`make bench BENCH=suite` lists the
+# slowest tests); a file missing here only starts later.
+SLOW_FIRST = ("test_book.py", "test_colab_versions.py", "test_colab.py", "test_gradescope.py",
+              "test_grade_lecturer.py", "test_grade_private.py", "test_grade_attacks.py", "test_checks_all.py",
+              "test_grade.py", "test_experiments_ch07.py", "test_lab.py", "test_experiments.py")
+
+
+def _slowness(item) -> int:
+    name = item.path.name
+    return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+
+
+def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):         # in a pytest-xdist worker, whose collection the scheduler uses
+        items.sort(key=_slowness)              # stable: every file's tests stay together and in order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadfile``: a worker is given its next file only when its current one is down to its
+    last test (pytest-xdist's default hands it one at two): a file queued behind the book build would
+    otherwise wait there for minutes while the other worker runs out of work."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class OneFileAhead(LoadFileScheduling):
+        def _reschedule(self, node) -> None:
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+
+    return OneFileAhead(config, log)
+

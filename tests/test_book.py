@@ -6,7 +6,10 @@ kernel in an empty folder), with one difference: the kernel is the Colab-like en
 one execution of each chapter and solution is also its "opened alone from a launch button" test, and
 tests/test_colab.py runs only the notebooks the book leaves unexecuted. This is the slowest test; under
 pytest-xdist it runs on one worker while the other takes the rest of the suite. The built site stays in
-_build/html for `make book` users and for the browser tests.
+_build/html for `make book` users and for the browser tests, and so do what `make student-book` and `make
+book`'s last step make from the same executions (the student edition, the slide decks): built here, on this
+worker, while the other still runs the rest of the suite, instead of on one core between the two phases of
+`make test`.
 """
 
 import json
@@ -17,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from posenc.book import execute
@@ -66,8 +70,14 @@ def test_the_book_kernel_of_the_tests_is_the_colab_like_environment(colab_env):
     assert spec["argv"][0] == str(colab_env), spec
 
 
-def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(colab_env):
-    executed, result = build_book(colab_kernel_environ())
+@pytest.fixture(scope="module")
+def book_build(colab_env) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """The book executed and built once for this file's tests."""
+    return build_book(colab_kernel_environ())
+
+
+def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_build):
+    executed, result = book_build
     assert executed.returncode == 0, executed.stdout[-6000:] + executed.stderr[-3000:]
     log = result.stdout + result.stderr
     built_here = re.findall(r"(\S+\.ipynb): Executing notebook", log)
@@ -95,3 +105,20 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(colab_en
         assert f'id="posenc-quiz-ch{chapter}"' in html, f"{page}: no self-check quiz"
         for widget in IN_PAGE_EXPLORERS.get(page, ()):
             assert f'class="posenc-explorer {widget}"' in html, f"{page}: no {widget} explorer"
+
+
+def run_step(*argv: str) -> subprocess.CompletedProcess:
+    """A step of `make student-book` or `make book` in this checkout, as make runs it (the shell's variables)."""
+    return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+
+
+def test_the_student_edition_and_the_decks_build_from_the_same_executions(book_build):
+    """`make student-book` with -W (no warning), reusing the executions above, and the decks written into the
+    site and copied into the student edition (what tests/browser checks next)."""
+    executed, built = book_build
+    assert executed.returncode == 0 and built.returncode == 0, "the book did not build (the test above says why)"
+    student = run_step("-m", "posenc.book.editions", "student", "-q", "-W", "-n", "--keep-going")
+    log = student.stdout + student.stderr
+    assert student.returncode == 0, log[-6000:]
+    decks = run_step("-m", "posenc.book.slides", "--copy-to", str(ROOT / "_build" / "student" / "_build" / "html"))
+    assert decks.returncode == 0, (decks.stdout + decks.stderr)[-6000:]
