@@ -43,9 +43,13 @@ check-python:
 # from which the tests' throwaway environments (tests/colab_env.py) are linked in seconds; pip stays in .venv
 # for what calls it. uv reads none of pip's configuration, so the folders of wheels pip is pointed at
 # (PIP_FIND_LINKS or pip's config: a local CPU build of torch, say) are handed to it.
+# --compile-bytecode: each module's .pyc is written once here, as pip does by default and uv does not. Where
+# Python may not write them as it imports (PYTHONDONTWRITEBYTECODE, as on the course's CI machines) every
+# process would otherwise compile what it imports from source again: torch's import alone costs about 6 s of
+# CPU more, in each of the hundred or so kernels and processes that make test starts.
 UV         := $(BIN)/uv
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
-UV_INSTALL  = $(UV) pip install --quiet --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
+UV_INSTALL  = $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)

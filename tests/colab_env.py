@@ -122,20 +122,21 @@ class Environment:
 
     def make_base_environment(self, interpreter: Path) -> None:
         """The environment, made again only when what it should hold has changed."""
-        stamp = hashlib.sha256((self.constraints_text() + repr(self.ships + HARNESS)
-                                + python_version(interpreter) + str(interpreter)).encode()).hexdigest()
+        stamp = hashlib.sha256((self.constraints_text() + repr(self.ships + HARNESS) + python_version(interpreter)
+                                + str(interpreter) + "with .pyc").encode()).hexdigest()
         if (self.folder / "stamp").is_file() and (self.folder / "stamp").read_text() == stamp:
             return
         shutil.rmtree(self.folder, ignore_errors=True)
         uv = uv_program()
         if uv is None:
             subprocess.run([str(interpreter), "-m", "venv", str(self.folder)], check=True)
-            installed = self.pip("install", "--quiet", "--no-compile", *self.ships, *HARNESS)
+            installed = self.pip("install", "--quiet", *self.ships, *HARNESS)   # pip writes the .pyc
         else:     # the same set, linked from uv's cache: seconds instead of most of a minute of CPU
             subprocess.run([uv, "venv", "--quiet", "--python", str(interpreter), str(self.folder)], check=True,
                            env=self.clean_environ())
             installed = subprocess.run(
-                [uv, "pip", "install", "--quiet", "--python", str(self.env_python()), *find_links(),
+                [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(self.env_python()),
+                 *find_links(),
                  "-c", str(self.constraints_file()), "pip", *self.ships, *HARNESS],
                 env=self.clean_environ(), capture_output=True, text=True, timeout=900)
         assert installed.returncode == 0, installed.stdout + installed.stderr
