@@ -110,8 +110,14 @@ class Environment:
         return merged
 
     def clean_environ(self) -> dict:
-        """The variables of a plain shell: no virtual environment, no checkout on PYTHONPATH."""
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        """The variables of a plain shell: no virtual environment, no checkout on PYTHONPATH.
+
+        Python writes each module's .pyc here as it first imports it, as in Colab, even where the shell says
+        PYTHONDONTWRITEBYTECODE (the course's CI machines do): the environment is linked from uv's cache
+        without any, and otherwise every kernel would compile torch and the rest from source again.
+        """
+        dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
         env["PATH"] = f"{self.folder / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["PIP_CONSTRAINT"] = str(self.constraints_file())   # the tested versions of what the package pulls in
         return env
@@ -122,21 +128,20 @@ class Environment:
 
     def make_base_environment(self, interpreter: Path) -> None:
         """The environment, made again only when what it should hold has changed."""
-        stamp = hashlib.sha256((self.constraints_text() + repr(self.ships + HARNESS) + python_version(interpreter)
-                                + str(interpreter) + "with .pyc").encode()).hexdigest()
+        stamp = hashlib.sha256((self.constraints_text() + repr(self.ships + HARNESS)
+                                + python_version(interpreter) + str(interpreter)).encode()).hexdigest()
         if (self.folder / "stamp").is_file() and (self.folder / "stamp").read_text() == stamp:
             return
         shutil.rmtree(self.folder, ignore_errors=True)
         uv = uv_program()
         if uv is None:
             subprocess.run([str(interpreter), "-m", "venv", str(self.folder)], check=True)
-            installed = self.pip("install", "--quiet", *self.ships, *HARNESS)   # pip writes the .pyc
+            installed = self.pip("install", "--quiet", "--no-compile", *self.ships, *HARNESS)
         else:     # the same set, linked from uv's cache: seconds instead of most of a minute of CPU
             subprocess.run([uv, "venv", "--quiet", "--python", str(interpreter), str(self.folder)], check=True,
                            env=self.clean_environ())
             installed = subprocess.run(
-                [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(self.env_python()),
-                 *find_links(),
+                [uv, "pip", "install", "--quiet", "--python", str(self.env_python()), *find_links(),
                  "-c", str(self.constraints_file()), "pip", *self.ships, *HARNESS],
                 env=self.clean_environ(), capture_output=True, text=True, timeout=900)
         assert installed.returncode == 0, installed.stdout + installed.stderr
