@@ -25,7 +25,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help check-python setup book book-setup student-book linkcheck browser-setup test lab exercises bench grade gradescope experiments robustness clean
+.PHONY: help check-python setup book book-setup student-book linkcheck screenshots browser-setup test lab exercises bench grade gradescope experiments robustness clean
 
 help:
 	@sed -n 's/^#  *//p' Makefile | head -8
@@ -44,7 +44,7 @@ check-python:
 # for what calls it. uv reads none of pip's configuration, so the folders of wheels pip is pointed at
 # (PIP_FIND_LINKS or pip's config: a local CPU build of torch, say) are handed to it.
 # --compile-bytecode: each module's .pyc is written once here, as pip does by default and uv does not. Where
-# Python may not write them as it imports (PYTHONDONTWRITEBYTECODE, as on the course's CI machines) every
+# Python may not write them as it imports (PYTHONDONTWRITEBYTECODE, set where the course is tested) every
 # process would otherwise compile what it imports from source again: torch's import alone costs about 6 s of
 # CPU more, in each of the hundred or so kernels and processes that make test starts.
 UV         := $(BIN)/uv
@@ -81,6 +81,11 @@ student-book: $(STAMP)
 
 linkcheck: $(STAMP)
 	$(BIN)/python -m posenc.book.editions linkcheck
+
+# make screenshots: every page of the built site (make book) photographed whole, light at 1280 px and at a
+# phone's 390 px, into test-artifacts/screenshots/ (make test keeps their first screens only).
+screenshots: $(STAMP) browser-setup
+	POSENC_FULL_PAGE_SCREENSHOTS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser/test_pages.py -k screenshots
 
 book-setup: $(STAMP)
 	PYTHON=$(BIN)/python book/setup.sh
