@@ -5,7 +5,7 @@
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
 #   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
-# Other targets: exercises, bench, grade, experiments, robustness, book-setup, browser-setup, clean (book/lecturers/building.md).
+# Other targets: exercises, bench, grade, experiments, robustness, screenshots, book-setup, browser-setup, clean (book/lecturers/building.md).
 
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).
@@ -85,6 +85,7 @@ linkcheck: $(STAMP)
 # make screenshots: every page of the built site (make book) photographed whole, light at 1280 px and at a
 # phone's 390 px, into test-artifacts/screenshots/ (make test keeps their first screens only).
 screenshots: $(STAMP) browser-setup
+	@test -f _build/html/index.html || { echo "error: no built site in _build/html: run make book first" >&2; exit 1; }
 	POSENC_FULL_PAGE_SCREENSHOTS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser/test_pages.py -k screenshots
 
 book-setup: $(STAMP)

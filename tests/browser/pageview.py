@@ -191,10 +191,11 @@ def inspect_page(context, base_url: str, page_info: helpers.Page, external, *, f
         report.accessibility, report.accessibility_problem = audit.accessibility(
             page, urllib.parse.urljoin(base_url, f"{helpers.AXE_MOUNT}axe.min.js"))
         report.layouts[audit.WIDE] = audit.layout(page)
+        wide = dict(page.viewport_size)
         page.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
         report.layouts[audit.PHONE] = audit.layout(page)           # the page as it loads, on a phone
         if full:
-            page.set_viewport_size({"width": audit.WIDE, "height": 900})
+            page.set_viewport_size(wide)
             report.screenshots = _screenshots(page, page_info)
             errors_before = len(report.errors)
             report.interactions = drive.drive_page(page)
@@ -202,6 +203,7 @@ def inspect_page(context, base_url: str, page_info: helpers.Page, external, *, f
             del report.errors[errors_before:]
             page.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
             report.layouts[audit.PHONE] = audit.merged_layouts(report.layouts[audit.PHONE], audit.layout(page))
+            page.evaluate("() => window.scrollTo(0, 0)")           # the quizzes' answers scrolled the page
             phone = helpers.SCREENSHOTS / f"{page_info.slug}.{audit.PHONE}px.png"
             _capture(page, phone, full_page=helpers.FULL_PAGE_SCREENSHOTS)
             report.screenshots.append(str(phone))

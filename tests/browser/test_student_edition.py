@@ -9,8 +9,9 @@ here, and after): axe-core's rules and the layout check find nothing serious on 
 taken out that they did not find on the whole page, as long as no heading goes inside them and nothing left
 points into them. (The navigation's Solutions caption, a heading of the sidebar, goes; axe-core rates its
 heading rules moderate, below the serious and critical findings that fail.) Those pages' audit tests say
-so as they skip. Every other page is opened and audited here, and so is the edition's first page, which
-shows its own title and navigation; without the book's site, every page is.
+so as they skip: the book's audit is test_pages.py's, in the same run of the browser tests (run this file
+alone and it is not there). Every other page is opened and audited here, and so is the edition's first page,
+which shows its own title and navigation; without the book's site, every page is.
 
 It reads the built files (``POSENC_STUDENT_SITE``, default ``_build/student/_build/html``); it is
 skipped when the student edition has not been built.
@@ -98,9 +99,11 @@ def test_student_edition_keeps_everything_else(student_site):
 
 EDITION_TITLE = " (student edition)"     # posenc.book.editions adds it to the book's title
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
-REFERENCES = ("href", "for", "aria-controls", "aria-describedby", "aria-labelledby", "aria-owns",
-              "aria-activedescendant", "aria-details", "aria-errormessage", "aria-flowto", "data-target",
-              "data-bs-target")
+# Attributes that name an element of the page: by its id, or (URL_REFERENCES) by "#" and its id.
+URL_REFERENCES = ("href", "xlink:href", "usemap", "data-target", "data-bs-target")
+REFERENCES = URL_REFERENCES + ("for", "headers", "list", "form", "popovertarget", "aria-controls",
+                               "aria-describedby", "aria-labelledby", "aria-owns", "aria-activedescendant",
+                               "aria-details", "aria-errormessage", "aria-flowto")
 
 
 def _solution_block(tag) -> bool:
@@ -121,24 +124,37 @@ def _without_solutions(soup: BeautifulSoup) -> str | None:
             removed.append(caption)
     removed += soup.find_all(_solution_block)
     gone = set()
-    for tag in removed:
+    for tag in removed:       # find() looks inside a block, not at it: the Solutions caption is a heading
         if tag.find(HEADINGS) is not None or tag.find(attrs={"role": "heading"}) is not None:
             return f"a solution block holds a heading: {str(tag)[:120]}"
         gone |= {inner["id"] for inner in [tag, *tag.find_all(id=True)] if inner.get("id")}
         tag.decompose()
     for tag in soup.find_all(True):
         for name in REFERENCES:
-            targets = {word.lstrip("#") for word in str(tag.get(name) or "").split()
-                       if name not in ("href", "data-target", "data-bs-target") or word.startswith("#")}
+            value = tag.get(name) or ""
+            words = value if isinstance(value, list) else value.split()     # bs4 splits "headers" itself
+            targets = {word.lstrip("#") for word in words
+                       if name not in URL_REFERENCES or word.startswith("#")}
             if targets & gone:
                 return f"{name}= of <{tag.name}> points into a removed block: {sorted(targets & gone)}"
     return None
 
 
+PREFORMATTED = re.compile(r"(<(pre|textarea)\b.*?</\2>)", re.S)
+
+
 def _normalised(soup: BeautifulSoup) -> str:
     """The page as text, every run of blanks between two tags that holds a line break made one line break (a
-    removed block leaves such runs; a space between two tags is kept, as it is drawn)."""
-    return re.sub(r">[ \t]*\n\s*<", ">\n<", str(soup)).strip()
+    removed block leaves such runs; a space between two tags is kept, as it is drawn), except inside <pre>
+    and <textarea>, where every blank is kept."""
+    kept: list[str] = []
+
+    def aside(match) -> str:
+        kept.append(match.group(1))
+        return f"<posenc-kept-{len(kept) - 1}/>"
+
+    text = re.sub(r">[ \t]*\n\s*<", ">\n<", PREFORMATTED.sub(aside, str(soup)))
+    return re.sub(r"<posenc-kept-(\d+)/>", lambda match: kept[int(match.group(1))], text).strip()
 
 
 def book_page_without_solutions(book_file: Path, student_file: Path) -> str | None:
@@ -238,6 +254,13 @@ STUDENT_PAGE = """<html><head><title>Ch 1 \u2014 The Course (student edition)</t
      STUDENT_PAGE.replace('<p>Text.</p>', '<button aria-controls="s1" aria-expanded="true">show</button>'),
      "points into a removed block"),
     (BOOK_PAGE.replace('<p>42</p>', '<p role="heading" aria-level="3">42</p>'), STUDENT_PAGE, "holds a heading"),
+    (BOOK_PAGE.replace('<p>Text.</p>', '<table><tr><td headers="s1">x</td></tr></table>'),
+     STUDENT_PAGE.replace('<p>Text.</p>', '<table><tr><td headers="s1">x</td></tr></table>'),
+     "points into a removed block"),
+    (BOOK_PAGE.replace('<p>Text.</p>', '<pre><span>a</span>\n    <span>b</span></pre>'),
+     STUDENT_PAGE.replace('<p>Text.</p>', '<pre><span>a</span>\n<span>b</span></pre>'), "differ"),
+    (BOOK_PAGE.replace('<p>Text.</p>', '<pre><span>a</span>\n    <span>b</span></pre>'),
+     STUDENT_PAGE.replace('<p>Text.</p>', '<pre><span>a</span>\n    <span>b</span></pre>'), None),
     (BOOK_PAGE, STUDENT_PAGE.replace('</ul>\n</nav>', '</ul><p class="caption" role="heading"><span '
                                      'class="caption-text">Solutions</span></p></nav>'), "differ"),
 ])
