@@ -5,7 +5,7 @@
 #   make student-book   the book without solutions into _build/student/_build/html
 #   make linkcheck      check external links (needs the internet): _build/linkcheck/_build/html/output.txt
 #   make lab            JupyterLab in the course environment (LAB_ARGS="--no-browser" on a server)
-# Other targets: exercises, bench, grade, experiments, robustness, book-setup, browser-setup, clean (book/lecturers/building.md).
+# Other targets: exercises, bench, grade, experiments, robustness, screenshots, book-setup, browser-setup, clean (book/lecturers/building.md).
 
 PYTHON ?= python3
 # The Python versions the pins in constraints.txt are tested with (CI runs the first).
@@ -25,7 +25,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: help check-python setup book book-setup student-book linkcheck browser-setup test lab exercises bench grade gradescope experiments robustness clean
+.PHONY: help check-python setup book book-setup student-book linkcheck screenshots browser-setup test lab exercises bench grade gradescope experiments robustness clean
 
 help:
 	@sed -n 's/^#  *//p' Makefile | head -8
@@ -43,9 +43,13 @@ check-python:
 # from which the tests' throwaway environments (tests/colab_env.py) are linked in seconds; pip stays in .venv
 # for what calls it. uv reads none of pip's configuration, so the folders of wheels pip is pointed at
 # (PIP_FIND_LINKS or pip's config: a local CPU build of torch, say) are handed to it.
+# --compile-bytecode: each module's .pyc is written once here, as pip does by default and uv does not. Where
+# Python may not write them as it imports (PYTHONDONTWRITEBYTECODE, set where the course is tested) every
+# process would otherwise compile what it imports from source again: torch's import alone costs about 6 s of
+# CPU more, in each of the hundred or so kernels and processes that make test starts.
 UV         := $(BIN)/uv
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
-UV_INSTALL  = $(UV) pip install --quiet --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
+UV_INSTALL  = $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
@@ -77,6 +81,12 @@ student-book: $(STAMP)
 
 linkcheck: $(STAMP)
 	$(BIN)/python -m posenc.book.editions linkcheck
+
+# make screenshots: every page of the built site (make book) photographed whole, light at 1280 px and at a
+# phone's 390 px, into test-artifacts/screenshots/ (make test keeps their first screens only).
+screenshots: $(STAMP) browser-setup
+	@test -f _build/html/index.html || { echo "error: no built site in _build/html: run make book first" >&2; exit 1; }
+	POSENC_FULL_PAGE_SCREENSHOTS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser/test_pages.py -k screenshots
 
 book-setup: $(STAMP)
 	PYTHON=$(BIN)/python book/setup.sh

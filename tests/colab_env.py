@@ -110,8 +110,16 @@ class Environment:
         return merged
 
     def clean_environ(self) -> dict:
-        """The variables of a plain shell: no virtual environment, no checkout on PYTHONPATH."""
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        """The variables of a plain shell: no virtual environment, no checkout on PYTHONPATH.
+
+        This environment's Python writes each module's .pyc into it as it first imports it, as in Colab, even
+        where the shell says PYTHONDONTWRITEBYTECODE (where the course is tested, it does): the environment is
+        linked from uv's cache without any, and otherwise every kernel would compile torch and the rest from
+        source again. (Only this environment's interpreter is meant to run with these variables; its kernel
+        spec, ``kernel_path``, says the same to kernels that other processes start.)
+        """
+        dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
         env["PATH"] = f"{self.folder / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["PIP_CONSTRAINT"] = str(self.constraints_file())   # the tested versions of what the package pulls in
         return env
@@ -212,6 +220,7 @@ class Environment:
         spec.mkdir(parents=True, exist_ok=True)
         (spec / "kernel.json").write_text(json.dumps({
             "argv": [str(self.env_python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "env": {"PYTHONDONTWRITEBYTECODE": ""},          # empty: the kernel writes .pyc (clean_environ)
             "display_name": f"Python 3 (test environment {self.name})", "language": "python"}, indent=1))
         return folder
 

@@ -154,6 +154,16 @@ def serious(violations: list[dict]) -> list[str]:
     return lines
 
 
+def merged_layouts(first: dict, second: dict) -> dict:
+    """Two measurements of a page at one width (before and after its explorers and quizzes were used) as
+    one: every finding of either, and the larger sideways overflow."""
+    both = dict(second)
+    for key in ("clipped", "page", "column"):
+        both[key] = first[key] + [item for item in second[key] if item not in first[key]]
+    both["pageOverflow"] = max(first["pageOverflow"], second["pageOverflow"])
+    return both
+
+
 def layout_problems(layouts: dict[int, dict]) -> list[str]:
     """What was cut off or stuck out, at each width measured."""
     lines = []

@@ -17,6 +17,8 @@ Settings (environment variables), all optional:
 Chromium (its binary and flags) and the npm packages' versions and folders are those of
 ``posenc.book.browser``, shared with the book's build.
 * ``POSENC_ARTIFACTS``: where screenshots go (default ``test-artifacts``).
+* ``POSENC_FULL_PAGE_SCREENSHOTS=1``: each page's light and phone screenshots hold the whole page, not its
+  first screen (``make screenshots``); a long page's whole length costs Chromium seconds to draw.
 * ``POSENC_REQUIRE_BROWSER=1``: fail instead of skipping when Chromium cannot be launched (for CI).
 """
 
@@ -58,6 +60,7 @@ SCREENSHOTS = ARTIFACTS / "screenshots"
 MATHJAX_DIR = PACKAGES["mathjax"].folder
 AXE_DIR = PACKAGES["axe-core"].folder
 REQUIRE_BROWSER = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0", "false", "no")
+FULL_PAGE_SCREENSHOTS = os.environ.get("POSENC_FULL_PAGE_SCREENSHOTS", "") not in ("", "0", "false", "no")
 
 # The CDN address of MathJax 3 in Sphinx's default mathjax_path (and jupyterquiz's fallback).
 MATHJAX_CDN = re.compile(r"^https://cdn\.jsdelivr\.net/npm/mathjax@3[^/]*/es5/(?P<path>[^?#]+)")

@@ -1,9 +1,10 @@
 """Open one page of the built site as a reader would and record what it shows.
 
 The tests in ``test_pages.py`` then each check one aspect of the record, so a page is loaded once
-however many things are checked about it. In that one visit: the page's content, axe-core's audit and the
-layout at a laptop's width (1280 px), screenshots, the explorers and quizzes driven, then one resize to a
-phone's width (390 px) for the layout and a screenshot there.
+however many things are checked about it. In that one visit: the page's content, axe-core's audit, the
+layout at a laptop's width (1280 px) and at a phone's (390 px), screenshots (first screens; whole pages with
+``make screenshots``), the explorers and quizzes driven, then the phone's width again for the layout after
+them (both phone layouts are checked) and a screenshot there.
 """
 
 from __future__ import annotations
@@ -137,10 +138,11 @@ def _capture(page, path, full_page: bool) -> None:
 
 
 def _screenshots(page, page_info: helpers.Page) -> list[str]:
-    """The whole page as a reader sees it, and its first screen in the dark theme."""
+    """The page's first screen as a reader sees it (the whole page with POSENC_FULL_PAGE_SCREENSHOTS, ``make
+    screenshots``), and its first screen in the dark theme."""
     helpers.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     light = helpers.SCREENSHOTS / f"{page_info.slug}.png"
-    _capture(page, light, full_page=True)
+    _capture(page, light, full_page=helpers.FULL_PAGE_SCREENSHOTS)
     page.evaluate("() => { window.scrollTo(0, 0); document.documentElement.dataset.theme = 'dark';"
                   " document.documentElement.dataset.mode = 'dark'; }")
     dark = helpers.SCREENSHOTS / f"{page_info.slug}.dark.png"
@@ -189,17 +191,21 @@ def inspect_page(context, base_url: str, page_info: helpers.Page, external, *, f
         report.accessibility, report.accessibility_problem = audit.accessibility(
             page, urllib.parse.urljoin(base_url, f"{helpers.AXE_MOUNT}axe.min.js"))
         report.layouts[audit.WIDE] = audit.layout(page)
+        wide = dict(page.viewport_size)
+        page.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
+        report.layouts[audit.PHONE] = audit.layout(page)           # the page as it loads, on a phone
         if full:
+            page.set_viewport_size(wide)
             report.screenshots = _screenshots(page, page_info)
             errors_before = len(report.errors)
             report.interactions = drive.drive_page(page)
             report.interaction_errors = report.errors[errors_before:]
             del report.errors[errors_before:]
-        page.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
-        report.layouts[audit.PHONE] = audit.layout(page)
-        if full:
+            page.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
+            report.layouts[audit.PHONE] = audit.merged_layouts(report.layouts[audit.PHONE], audit.layout(page))
+            page.evaluate("() => window.scrollTo(0, 0)")           # the quizzes' answers scrolled the page
             phone = helpers.SCREENSHOTS / f"{page_info.slug}.{audit.PHONE}px.png"
-            _capture(page, phone, full_page=True)
+            _capture(page, phone, full_page=helpers.FULL_PAGE_SCREENSHOTS)
             report.screenshots.append(str(phone))
         audit.save(name_prefix + page_info.slug, report.accessibility, report.layouts)
     finally:

@@ -1,8 +1,8 @@
 """Every page of the table of contents, opened in headless Chromium as a reader sees it.
 
 The pages come from the toc (``POSENC_TOC``); a page listed there but not written yet is skipped.
-Screenshots of each page (light and dark at 1280 px, and at a phone's 390 px) go to
-``test-artifacts/screenshots/``; every accessibility and layout finding, whatever its weight, to
+Screenshots of each page's first screen (light and dark at 1280 px, and at a phone's 390 px; whole pages with
+``make screenshots``) go to ``test-artifacts/screenshots/``; every accessibility and layout finding, whatever its weight, to
 ``test-artifacts/accessibility/``.
 """
 
