@@ -46,7 +46,7 @@ check-python:
 # --compile-bytecode: each module's .pyc is written once here, as pip does by default and uv does not. Where
 # Python may not write them as it imports (PYTHONDONTWRITEBYTECODE, set where the course is tested) every
 # process would otherwise compile what it imports from source again: torch's import alone costs about 6 s of
-# CPU more, in each of the hundred or so kernels and processes that make test starts.
+# CPU more in each process that makes it.
 UV         := $(BIN)/uv
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 UV_INSTALL  = $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))

@@ -110,16 +110,8 @@ class Environment:
         return merged
 
     def clean_environ(self) -> dict:
-        """The variables of a plain shell: no virtual environment, no checkout on PYTHONPATH.
-
-        This environment's Python writes each module's .pyc into it as it first imports it, as in Colab, even
-        where the shell says PYTHONDONTWRITEBYTECODE (where the course is tested, it does): the environment is
-        linked from uv's cache without any, and otherwise every kernel would compile torch and the rest from
-        source again. (Only this environment's interpreter is meant to run with these variables; its kernel
-        spec, ``kernel_path``, says the same to kernels that other processes start.)
-        """
-        dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")
-        env = {k: v for k, v in os.environ.items() if k not in dropped}
+        """The variables of a plain shell: no virtual environment, no checkout on PYTHONPATH."""
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
         env["PATH"] = f"{self.folder / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["PIP_CONSTRAINT"] = str(self.constraints_file())   # the tested versions of what the package pulls in
         return env
@@ -195,7 +187,8 @@ class Environment:
 
     def run_alone(self, notebooks: list[Path], folder: Path) -> None:
         """Run each notebook in this environment through nbval, copied alone into an empty folder of its own
-        under ``folder``; fail with the names of those that failed."""
+        under ``folder``; fail with the names of those that failed. Its kernels write their .pyc (see
+        ``WRITE_BYTECODE``)."""
         copies = []
         for notebook in notebooks:
             alone = folder / f"{notebook.parent.name}-{notebook.stem}"
@@ -205,7 +198,8 @@ class Environment:
         result = subprocess.run(
             [str(self.env_python()), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(folder),
              "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=600", f"--junitxml={report}", *copies],
-            cwd=folder, env=self.clean_environ(), capture_output=True, text=True, timeout=1800)
+            cwd=folder, env={**self.clean_environ(), **WRITE_BYTECODE}, capture_output=True, text=True,
+            timeout=1800)
         failed = sorted({case.get("classname", "") for case in ET.parse(report).iter("testcase")
                          if case.find("failure") is not None or case.find("error") is not None}) \
             if report.exists() else ["(no report)"]
@@ -220,9 +214,17 @@ class Environment:
         spec.mkdir(parents=True, exist_ok=True)
         (spec / "kernel.json").write_text(json.dumps({
             "argv": [str(self.env_python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "env": {"PYTHONDONTWRITEBYTECODE": ""},          # empty: the kernel writes .pyc (clean_environ)
+            "env": WRITE_BYTECODE,
             "display_name": f"Python 3 (test environment {self.name})", "language": "python"}, indent=1))
         return folder
+
+
+# A kernel of these environments writes each module's .pyc into its environment as it first imports it, as in
+# Colab, even where the shell says PYTHONDONTWRITEBYTECODE (where the course is tested, it does): the
+# environments are linked from uv's cache without any, and every kernel would otherwise compile torch and the
+# rest from source again. Empty is unset to Python; the course's own processes keep the shell's value, so
+# nothing is written into the checkout.
+WRITE_BYTECODE = {"PYTHONDONTWRITEBYTECODE": ""}
 
 
 def uv_program() -> str | None:

@@ -46,12 +46,8 @@ def toc_files() -> list[str]:
 
 
 def colab_kernel_environ() -> dict:
-    """A plain shell's variables with the Colab-like environment's kernel first on JUPYTER_PATH, for the
-    course's own processes (the executions, the build): they keep the shell's PYTHONDONTWRITEBYTECODE, so that
-    nothing is written into the checkout, while the kernels they start write into their environment."""
+    """A plain shell's variables with the Colab-like environment's kernel first on JUPYTER_PATH."""
     env = colab.clean_environ()
-    if "PYTHONDONTWRITEBYTECODE" in os.environ:
-        env["PYTHONDONTWRITEBYTECODE"] = os.environ["PYTHONDONTWRITEBYTECODE"]
     env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(colab.kernel_path()), env.get("JUPYTER_PATH")]))
     return env
 

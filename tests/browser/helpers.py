@@ -59,8 +59,14 @@ ARTIFACTS = _path("POSENC_ARTIFACTS", ROOT / "test-artifacts")
 SCREENSHOTS = ARTIFACTS / "screenshots"
 MATHJAX_DIR = PACKAGES["mathjax"].folder
 AXE_DIR = PACKAGES["axe-core"].folder
-REQUIRE_BROWSER = os.environ.get("POSENC_REQUIRE_BROWSER", "") not in ("", "0", "false", "no")
-FULL_PAGE_SCREENSHOTS = os.environ.get("POSENC_FULL_PAGE_SCREENSHOTS", "") not in ("", "0", "false", "no")
+
+
+def _switched_on(variable: str) -> bool:
+    return os.environ.get(variable, "") not in ("", "0", "false", "no")
+
+
+REQUIRE_BROWSER = _switched_on("POSENC_REQUIRE_BROWSER")
+FULL_PAGE_SCREENSHOTS = _switched_on("POSENC_FULL_PAGE_SCREENSHOTS")
 
 # The CDN address of MathJax 3 in Sphinx's default mathjax_path (and jupyterquiz's fallback).
 MATHJAX_CDN = re.compile(r"^https://cdn\.jsdelivr\.net/npm/mathjax@3[^/]*/es5/(?P<path>[^?#]+)")

@@ -38,6 +38,11 @@ def _pages(site):
     return sorted(p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts)
 
 
+def is_solution_block(classes: list[str]) -> bool:
+    """The classes of a solution block as sphinx-exercise writes it."""
+    return "admonition" in classes and any(c in ("solution", "solution-start") for c in classes)
+
+
 class _SolutionFinder(html.parser.HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -47,7 +52,7 @@ class _SolutionFinder(html.parser.HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         classes = (attrs.get("class") or "").split()
-        if "admonition" in classes and any(c in ("solution", "solution-start") for c in classes):
+        if is_solution_block(classes):
             self.blocks += 1
         href = attrs.get("href") or ""
         if tag == "a" and re.search(r"(^|/)solutions/[^/]+\.(html|ipynb)", href):
@@ -106,11 +111,6 @@ REFERENCES = URL_REFERENCES + ("for", "headers", "list", "form", "popovertarget"
                                "aria-details", "aria-errormessage", "aria-flowto")
 
 
-def _solution_block(tag) -> bool:
-    classes = tag.get("class") or []
-    return tag.name == "div" and "admonition" in classes and any(c.startswith("solution") for c in classes)
-
-
 def _without_solutions(soup: BeautifulSoup) -> str | None:
     """Take the solution blocks and the navigation's Solutions part (its caption and list) out of a book page,
     in place. None, or why an audit could see the page without them otherwise: a heading inside a block, or
@@ -122,7 +122,7 @@ def _without_solutions(soup: BeautifulSoup) -> str | None:
             if listing is not None and listing.name == "ul":
                 removed.append(listing)
             removed.append(caption)
-    removed += soup.find_all(_solution_block)
+    removed += soup.find_all(lambda tag: tag.name == "div" and is_solution_block(tag.get("class") or []))
     gone = set()
     for tag in removed:       # find() looks inside a block, not at it: the Solutions caption is a heading
         if tag.find(HEADINGS) is not None or tag.find(attrs={"role": "heading"}) is not None:
@@ -208,15 +208,15 @@ by_student_page = pytest.mark.parametrize("page", STUDENT_PAGES, ids=str)
 
 @by_student_page
 def test_student_page_is_accessible(page, student_report_of):
-    if covered_by_the_book(page):
-        pytest.skip(covered_by_the_book(page))
+    if reason := covered_by_the_book(page):
+        pytest.skip(reason)
     assert_accessible(student_report_of(page))
 
 
 @by_student_page
 def test_nothing_is_cut_off_on_student_pages(page, student_report_of):
-    if covered_by_the_book(page):
-        pytest.skip(covered_by_the_book(page))
+    if reason := covered_by_the_book(page):
+        pytest.skip(reason)
     assert_nothing_cut_off(student_report_of(page))
 
 
