@@ -9,7 +9,8 @@ import textwrap
 import pytest
 
 from posenc.exercises import load_set
-from posenc.exercises.framework import PASSED
+from posenc.exercises.framework import PASSED, TIMING_REPEATS
+from posenc.exercises.probe import Outcome
 from tests.conftest import with_submission
 
 SET_ID = "ch01"
@@ -383,6 +384,28 @@ def test_q1_python_loop_passes_with_a_note_about_speed(solution):
     assert result.status == PASSED
     assert "its time grows with the size of the work as a Python loop's does" in result.message, result.line()
     assert "sinusoidal_encoding(n_positions=500, d_model=128) took" in result.message and "vectorised" in result.message
+
+
+def test_q1_the_first_timing_probe_runs_three_times_and_the_last_once():
+    question = EXERCISES.question("q1")
+    timed = [step["args"] for step in question.probe(0)["steps"] if step.get("report") is False]
+    assert timed == [[500, 128]] * TIMING_REPEATS + [[2000, 128]], timed
+
+
+@pytest.mark.parametrize("short_runs", [[0.050, 0.022, 0.023], [0.022, 0.049, 0.048], [0.023, 0.022, 0.060]])
+def test_q1_a_short_call_slowed_by_the_machine_does_not_hide_a_loops_growth(short_runs):
+    """On a shared or virtual machine one short call's CPU time came out twice too long and the note was lost
+    (ratio 0.090 / 0.050 < 2); its fastest run counts, wherever the slow one falls."""
+    question = EXERCISES.question("q1")
+    timings = [Outcome(value=None, cpu_seconds=c) for c in short_runs + [0.090]]
+    note = question._slow(question._timed_calls(0), timings)
+    assert note and "(n_positions=500, d_model=128) took 0.022 s of CPU time" in note, note
+
+
+def test_q1_no_note_when_the_fastest_short_call_is_near_the_long_one():
+    question = EXERCISES.question("q1")
+    timings = [Outcome(value=None, cpu_seconds=c) for c in (0.070, 0.060, 0.065, 0.090)]
+    assert question._slow(question._timed_calls(0), timings) is None
 
 
 TORCH_ENCODING = """
