@@ -83,10 +83,12 @@ linkcheck: $(STAMP)
 	$(BIN)/python -m posenc.book.editions linkcheck
 
 # make screenshots: every page of the built site (make book) photographed whole, light at 1280 px and at a
-# phone's 390 px, into test-artifacts/screenshots/ (make test keeps their first screens only).
+# phone's 390 px, and every slide of every deck with a contact sheet per deck, into test-artifacts/ (make test
+# keeps the pages' first screens only).
 screenshots: $(STAMP) browser-setup
 	@test -f _build/html/index.html || { echo "error: no built site in _build/html: run make book first" >&2; exit 1; }
-	POSENC_FULL_PAGE_SCREENSHOTS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser/test_pages.py -k screenshots
+	POSENC_FULL_SCREENSHOTS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/browser/test_pages.py \
+	  tests/browser/test_slides.py -k "screenshots or starts_without_errors"
 
 book-setup: $(STAMP)
 	PYTHON=$(BIN)/python book/setup.sh

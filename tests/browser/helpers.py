@@ -17,8 +17,9 @@ Settings (environment variables), all optional:
 Chromium (its binary and flags) and the npm packages' versions and folders are those of
 ``posenc.book.browser``, shared with the book's build.
 * ``POSENC_ARTIFACTS``: where screenshots go (default ``test-artifacts``).
-* ``POSENC_FULL_PAGE_SCREENSHOTS=1``: each page's light and phone screenshots hold the whole page, not its
-  first screen (``make screenshots``); a long page's whole length costs Chromium seconds to draw.
+* ``POSENC_FULL_SCREENSHOTS=1`` (``make screenshots``): each page's light and phone screenshots hold the whole
+  page, not its first screen, and every slide of every deck is photographed, with a contact sheet per deck;
+  a long page's whole length costs Chromium seconds to draw, and a deck's slides about a second and a half.
 * ``POSENC_REQUIRE_BROWSER=1``: fail instead of skipping when Chromium cannot be launched (for CI).
 """
 
@@ -66,7 +67,7 @@ def _switched_on(variable: str) -> bool:
 
 
 REQUIRE_BROWSER = _switched_on("POSENC_REQUIRE_BROWSER")
-FULL_PAGE_SCREENSHOTS = _switched_on("POSENC_FULL_PAGE_SCREENSHOTS")
+FULL_SCREENSHOTS = _switched_on("POSENC_FULL_SCREENSHOTS")
 
 # The CDN address of MathJax 3 in Sphinx's default mathjax_path (and jupyterquiz's fallback).
 MATHJAX_CDN = re.compile(r"^https://cdn\.jsdelivr\.net/npm/mathjax@3[^/]*/es5/(?P<path>[^?#]+)")

@@ -138,11 +138,11 @@ def _capture(page, path, full_page: bool) -> None:
 
 
 def _screenshots(page, page_info: helpers.Page) -> list[str]:
-    """The page's first screen as a reader sees it (the whole page with POSENC_FULL_PAGE_SCREENSHOTS, ``make
+    """The page's first screen as a reader sees it (the whole page with POSENC_FULL_SCREENSHOTS, ``make
     screenshots``), and its first screen in the dark theme."""
     helpers.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     light = helpers.SCREENSHOTS / f"{page_info.slug}.png"
-    _capture(page, light, full_page=helpers.FULL_PAGE_SCREENSHOTS)
+    _capture(page, light, full_page=helpers.FULL_SCREENSHOTS)
     page.evaluate("() => { window.scrollTo(0, 0); document.documentElement.dataset.theme = 'dark';"
                   " document.documentElement.dataset.mode = 'dark'; }")
     dark = helpers.SCREENSHOTS / f"{page_info.slug}.dark.png"
@@ -205,7 +205,7 @@ def inspect_page(context, base_url: str, page_info: helpers.Page, external, *, f
             report.layouts[audit.PHONE] = audit.merged_layouts(report.layouts[audit.PHONE], audit.layout(page))
             page.evaluate("() => window.scrollTo(0, 0)")           # the quizzes' answers scrolled the page
             phone = helpers.SCREENSHOTS / f"{page_info.slug}.{audit.PHONE}px.png"
-            _capture(page, phone, full_page=helpers.FULL_PAGE_SCREENSHOTS)
+            _capture(page, phone, full_page=helpers.FULL_SCREENSHOTS)
             report.screenshots.append(str(phone))
         audit.save(name_prefix + page_info.slug, report.accessibility, report.layouts)
     finally:

@@ -5,7 +5,8 @@ one and records for each what a lecturer would see: what sticks out or is cut of
 area and label size of a figure, the visible text, the notes. The ``*_problems`` functions each look for one
 kind of bad slide in those records and say, per slide, what they found; ``tests/browser/test_slides.py`` runs
 them on every deck of the book, and on a deliberately bad deck to show that each one fails when it should.
-A screenshot of every slide and a contact sheet of each deck go to ``test-artifacts/``.
+With ``make screenshots`` (``POSENC_FULL_SCREENSHOTS``) a screenshot of every slide and a contact sheet of each deck
+go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -184,19 +185,21 @@ def contact_sheet(images: list[Path], target: Path, columns: int = 4, width: int
 
 
 def inspect_deck(context, url: str, name: str, axe_url: str | None = None) -> DeckReport:
-    """Every slide of the deck at ``url`` as shown at 1280 x 720 (screenshots and a contact sheet named after
-    ``name``), then the print view (``?print-pdf``, every slide at once) for axe-core's audit."""
+    """Every slide of the deck at ``url`` as shown at 1280 x 720, then the print view (``?print-pdf``, every
+    slide at once) for axe-core's audit. With ``make screenshots`` (``helpers.FULL_SCREENSHOTS``) every slide
+    is photographed too, and a contact sheet named after ``name`` made."""
     report = DeckReport(url)
     tab = _open(context, url, report)
     shots = []
     try:
         total = tab.evaluate("() => Reveal.getTotalSlides()")
         folder = helpers.SCREENSHOTS / "slides"
-        folder.mkdir(parents=True, exist_ok=True)
         for index in range(total):
             report.slides.append(tab.evaluate(_SLIDE, [index, SLACK, BODY_PX]))
-            shots.append(folder / f"{name}-{index + 1:02d}.png")
-            _capture(tab, shots[-1], full_page=False)
+            if helpers.FULL_SCREENSHOTS:
+                folder.mkdir(parents=True, exist_ok=True)
+                shots.append(folder / f"{name}-{index + 1:02d}.png")
+                _capture(tab, shots[-1], full_page=False)
     finally:
         tab.close()
     contact_sheet(shots, helpers.ARTIFACTS / "slides" / f"{name}-contact-sheet.png")

@@ -7,8 +7,8 @@ slide or cut off, text smaller than the body text (figure labels included, at th
 a figure under half of its slide, a slide whose content is only a number or ends with a colon, a raw label or
 citation key, a text cut inside an abbreviation, notes that mention an explorer the deck does not have, minutes
 that do not add up to 50, fewer than 12 or more than 25 slides; formulas must typeset, figures load with alt
-text, the PDFs have a page per slide (and the notes' PDF two), the chapter page links the deck. Screenshots of
-every slide and a contact sheet per deck go to ``test-artifacts/``. ``test_a_bad_deck_fails_every_check`` shows
+text, the PDFs have a page per slide (and the notes' PDF two), the chapter page links the deck. ``make screenshots``
+photographs every slide and makes a contact sheet per deck in ``test-artifacts/``. ``test_a_bad_deck_fails_every_check`` shows
 on a deliberately bad deck that every one of these checks fails when it should.
 """
 
