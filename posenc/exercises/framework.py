@@ -85,8 +85,6 @@ class Result:
 # Whole numbers (counts, positions, buckets) must be exact. A question about precision itself says so in
 # its text and asks for more (chapter 6's angles).
 PRECISION = 1e-4
-# How many times the first timing probe runs (its fastest run counts): FunctionQuestion.slow_seconds.
-TIMING_REPEATS = 3
 
 
 def array_of(value: Any) -> np.ndarray | None:
@@ -411,16 +409,16 @@ class FunctionQuestion(Question):
     compare: Callable[[Any, Any, tuple], str | None] = None
     describe_args: Callable[[tuple], str] = lambda args: ", ".join(_short(a) for a in args)
     # A note about speed (never a fail), from the timing probes: calls on growing sizes, the last doing
-    # several times the work of the first (chapter 1's: four times). It is given when the last took more than
-    # ``slow_seconds`` of CPU time and at least ``slow_growth`` times the first's: a Python loop over the
-    # elements grows as the work does, a vectorised answer's time hardly does at these sizes, and a busy
-    # machine slows both alike without counting in CPU time. The first call runs TIMING_REPEATS times and
-    # its fastest run counts: on a shared or virtual machine a short call's CPU time can come out up to
-    # twice too long (caches refilled after another process ran, time the hypervisor took), which would hide
-    # a loop's growth; the last, long call is not repeated (an inflated one only makes a loop's growth
-    # plainer, and a vectorised answer's stays far below ``slow_seconds``).
+    # several times the work of the others (chapter 1's: four times). It is given when the last took more
+    # than ``slow_seconds`` of CPU time and at least ``slow_growth`` times the fastest of the others: a Python
+    # loop over the elements grows as the work does, a vectorised answer's time hardly does at these sizes,
+    # and a busy machine shows mostly in wall time, not in CPU time. Mostly: on a shared or virtual machine a
+    # short call's CPU time can still come out up to twice too long (caches refilled after another process
+    # ran, time the hypervisor took), which would hide a loop's growth; so give several short probes of
+    # about the same work, each with other arguments (the same arguments again would let an answer that
+    # caches its results look as if it grew), and the fastest counts.
     slow_seconds: float | None = None
-    slow_growth: float = 2.0
+    slow_growth: float = 2.5
     # added when the student's code raised: error_hint(args, the exception's type name)
     error_hint: Callable[[tuple, str], str] = lambda args, error_type: ""
     # Calls that are only timed (their result is not sent back, so a large one costs the grader nothing):
@@ -457,7 +455,7 @@ class FunctionQuestion(Question):
         if self.unsplit:
             whole = [self.parameter_names().index(name) for name in self.unsplit]
             steps = [{**step, "watch_products": whole} for step in steps]
-        steps += [call(*args, report=False) for args in self._timed_calls(seed)]
+        steps += [call(*args, report=False) for args in self.timing_probes(seed)]
         if self.stand_ins:
             helpers = {name: {"target": spec["target"], "params": spec["params"]}
                        for name, spec in self.stand_ins.items()}
@@ -481,7 +479,7 @@ class FunctionQuestion(Question):
 
     def judge(self, outcomes, seed=0):
         probes = [built(args) for args in self.probes(seed)]
-        timed = [built(args) for args in self._timed_calls(seed)]
+        timed = [built(args) for args in self.timing_probes(seed)]
         if len(outcomes) != len(probes) + len(timed) or not all(isinstance(o, Outcome) for o in outcomes):
             return False, TAMPERED
         outcomes, timings = outcomes[:len(probes)], outcomes[len(probes):]
@@ -515,20 +513,15 @@ class FunctionQuestion(Question):
         slow = self._slow(timed, timings)
         return True, ("correct" if slow is None else f"correct, but {slow}") + self.stand_in_note()
 
-    def _timed_calls(self, seed) -> list[tuple]:
-        """The timing probes as they are called: the first TIMING_REPEATS times (see ``slow_seconds``)."""
-        timing = list(self.timing_probes(seed))
-        return timing[:1] * TIMING_REPEATS + timing[1:] if len(timing) > 1 else timing
-
     def _slow(self, timed: list, timings: list) -> str | None:
         """The note about speed (see ``slow_seconds``), or None."""
         cpu = [o.cpu_seconds for o in timings]
         if self.slow_seconds is None or len(cpu) < 2 or not all(isinstance(c, float) for c in cpu):
             return None
-        if len(cpu) > TIMING_REPEATS:           # the first call's fastest run, then the others
-            cpu, timed = [min(cpu[:TIMING_REPEATS])] + cpu[TIMING_REPEATS:], timed[TIMING_REPEATS - 1:]
-        if not (cpu[-1] > self.slow_seconds and cpu[-1] >= self.slow_growth * max(cpu[0], 1e-6)):
+        fastest = min(range(len(cpu) - 1), key=cpu.__getitem__)     # of the calls before the last
+        if not (cpu[-1] > self.slow_seconds and cpu[-1] >= self.slow_growth * max(cpu[fastest], 1e-6)):
             return None
+        cpu, timed = [cpu[fastest], cpu[-1]], [timed[fastest], timed[-1]]
         first, last = (f"{self.name}({self.describe_args(args)})" for args in (timed[0], timed[-1]))
         return (f"its time grows with the size of the work as a Python loop's does ({first} took {cpu[0]:.3f} s of "
                 f"CPU time, {last} {cpu[-1]:.3f} s): a vectorised version (whole-array operations, no Python "

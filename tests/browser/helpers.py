@@ -19,7 +19,7 @@ Chromium (its binary and flags) and the npm packages' versions and folders are t
 * ``POSENC_ARTIFACTS``: where screenshots go (default ``test-artifacts``).
 * ``POSENC_FULL_SCREENSHOTS=1`` (``make screenshots``): each page's light and phone screenshots hold the whole
   page, not its first screen, and every slide of every deck is photographed, with a contact sheet per deck;
-  a long page's whole length costs Chromium seconds to draw, and a deck's slides about a second and a half.
+  drawing a long page whole, or a deck slide by slide, costs Chromium seconds.
 * ``POSENC_REQUIRE_BROWSER=1``: fail instead of skipping when Chromium cannot be launched (for CI).
 """
 

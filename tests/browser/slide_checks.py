@@ -189,11 +189,14 @@ def inspect_deck(context, url: str, name: str, axe_url: str | None = None) -> De
     slide at once) for axe-core's audit. With ``make screenshots`` (``helpers.FULL_SCREENSHOTS``) every slide
     is photographed too, and a contact sheet named after ``name`` made."""
     report = DeckReport(url)
+    folder, sheet = helpers.SCREENSHOTS / "slides", helpers.ARTIFACTS / "slides" / f"{name}-contact-sheet.png"
+    if not helpers.FULL_SCREENSHOTS:            # an earlier make screenshots' pictures would be out of date
+        for old in [*folder.glob(f"{name}-[0-9][0-9].png"), sheet]:
+            old.unlink(missing_ok=True)
     tab = _open(context, url, report)
     shots = []
     try:
         total = tab.evaluate("() => Reveal.getTotalSlides()")
-        folder = helpers.SCREENSHOTS / "slides"
         for index in range(total):
             report.slides.append(tab.evaluate(_SLIDE, [index, SLACK, BODY_PX]))
             if helpers.FULL_SCREENSHOTS:
@@ -202,7 +205,7 @@ def inspect_deck(context, url: str, name: str, axe_url: str | None = None) -> De
                 _capture(tab, shots[-1], full_page=False)
     finally:
         tab.close()
-    contact_sheet(shots, helpers.ARTIFACTS / "slides" / f"{name}-contact-sheet.png")
+    contact_sheet(shots, sheet)
     if axe_url:
         tab = _open(context, f"{url}?print-pdf", report)
         try:
