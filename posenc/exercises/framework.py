@@ -521,10 +521,9 @@ class FunctionQuestion(Question):
         fastest = min(range(len(cpu) - 1), key=cpu.__getitem__)     # of the calls before the last
         if not (cpu[-1] > self.slow_seconds and cpu[-1] >= self.slow_growth * max(cpu[fastest], 1e-6)):
             return None
-        cpu, timed = [cpu[fastest], cpu[-1]], [timed[fastest], timed[-1]]
-        first, last = (f"{self.name}({self.describe_args(args)})" for args in (timed[0], timed[-1]))
-        return (f"its time grows with the size of the work as a Python loop's does ({first} took {cpu[0]:.3f} s of "
-                f"CPU time, {last} {cpu[-1]:.3f} s): a vectorised version (whole-array operations, no Python "
+        first, last = (f"{self.name}({self.describe_args(args)})" for args in (timed[fastest], timed[-1]))
+        return (f"its time grows with the size of the work as a Python loop's does ({first} took "
+                f"{cpu[fastest]:.3f} s of CPU time, {last} {cpu[-1]:.3f} s): a vectorised version (whole-array operations, no Python "
                 "loop over positions) takes milliseconds for either")
 
     def _what_it_called(self, called: list) -> str:

@@ -193,6 +193,8 @@ def inspect_deck(context, url: str, name: str, axe_url: str | None = None) -> De
     if not helpers.FULL_SCREENSHOTS:            # an earlier make screenshots' pictures would be out of date
         for old in [*folder.glob(f"{name}-[0-9][0-9].png"), sheet]:
             old.unlink(missing_ok=True)
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
     tab = _open(context, url, report)
     shots = []
     try:
@@ -200,7 +202,6 @@ def inspect_deck(context, url: str, name: str, axe_url: str | None = None) -> De
         for index in range(total):
             report.slides.append(tab.evaluate(_SLIDE, [index, SLACK, BODY_PX]))
             if helpers.FULL_SCREENSHOTS:
-                folder.mkdir(parents=True, exist_ok=True)
                 shots.append(folder / f"{name}-{index + 1:02d}.png")
                 _capture(tab, shots[-1], full_page=False)
     finally:
