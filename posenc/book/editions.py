@@ -29,6 +29,7 @@ from posenc.paths import ROOT
 SOLUTIONS_DIR = "solutions"
 SOLUTIONS_CAPTION = "solutions"
 EDITIONS = ("student", "linkcheck")
+STUDENT_TITLE_SUFFIX = " (student edition)"     # after the book's title
 
 __all__ = ["EDITIONS", "build", "linkcheck_config", "main", "student_config", "student_toc", "write_files",
            "write_student_files"]
@@ -80,7 +81,7 @@ def student_config(config: dict) -> dict:
     """The book's configuration with solution blocks hidden and the edition named in the title."""
     config = copy.deepcopy(config)
     title = str(config.get("title") or "").strip()
-    config["title"] = f"{title} (student edition)" if title else "Student edition"
+    config["title"] = f"{title}{STUDENT_TITLE_SUFFIX}" if title else "Student edition"
     _sphinx_config(config)["hide_solutions"] = True
     return config
 

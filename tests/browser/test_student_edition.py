@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from posenc.book.editions import STUDENT_TITLE_SUFFIX
 from tests.browser import helpers
 from tests.browser.test_pages import assert_accessible, assert_nothing_cut_off
 
@@ -102,7 +103,6 @@ def test_student_edition_keeps_everything_else(student_site):
                          "(rebuild it with `make student-book`)")
 
 
-EDITION_TITLE = " (student edition)"     # posenc.book.editions adds it to the book's title
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 # Attributes that name an element of the page: by its id, or (URL_REFERENCES) by "#" and its id.
 URL_REFERENCES = ("href", "xlink:href", "usemap", "data-target", "data-bs-target")
@@ -164,9 +164,9 @@ def book_page_without_solutions(book_file: Path, student_file: Path) -> str | No
     student_text = student_file.read_text(encoding="utf-8")
     title = book.title.get_text() if book.title else ""
     project = title.rsplit(" \u2014 ", 1)[-1]
-    if not project or f"{project}{EDITION_TITLE}" not in student_text:
+    if not project or f"{project}{STUDENT_TITLE_SUFFIX}" not in student_text:
         return "the student page does not say it is the student edition"
-    student = BeautifulSoup(student_text.replace(f"{project}{EDITION_TITLE}", project), "html.parser")
+    student = BeautifulSoup(student_text.replace(f"{project}{STUDENT_TITLE_SUFFIX}", project), "html.parser")
     problem = _without_solutions(book)
     if problem:
         return problem
