@@ -107,6 +107,32 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_bui
             assert f'class="posenc-explorer {widget}"' in html, f"{page}: no {widget} explorer"
 
 
+def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit(book_build):
+    """The chapters of tests/conftest.py's REPRODUCED_BY_THE_BOOK train, live, runs their committed file holds
+    and say how the two compare (posenc.lib.reproducibility.agreement). On the platform the file was made on,
+    this one execution must say "reproduced digit for digit"; the file's re-run test then skips instead of
+    training the same run again (skip_where_the_book_reproduces), and elsewhere it trains it."""
+    from posenc.book.cache import executed_notebook
+    from posenc.book.robustness import glued_values
+    from posenc.experiments import results
+    from posenc.lib import reproducibility as rep
+    from tests.conftest import REPRODUCED_BY_THE_BOOK
+
+    executed, _ = book_build
+    assert executed.returncode == 0, "the notebooks did not execute (the test above says why)"
+    checked = []
+    for file, (chapter, name) in REPRODUCED_BY_THE_BOOK.items():
+        if not rep.same_platform(results.load_results(results.RESULTS_DIR / file)[2].get("platform")):
+            continue
+        _, notebook = executed_notebook(ROOT / f"{chapter}.ipynb")
+        assert notebook is not None, f"{chapter}: the cache holds no execution of it"
+        sentence = glued_values(notebook).get(name)
+        assert sentence and "reproduced digit for digit" in sentence, f"{chapter} glued as {name!r}: {sentence}"
+        checked.append(chapter)
+    if not checked:
+        pytest.skip("none of the files was made on this platform: their re-run tests train one run each")
+
+
 def run_step(*argv: str) -> subprocess.CompletedProcess:
     """A step of `make student-book` or `make book` in this checkout, as make runs it (the shell's variables)."""
     return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=1800)
