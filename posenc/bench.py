@@ -8,10 +8,12 @@ full sweep took as its results file recorded it.
 ``make bench BENCH=suite`` (``python -m posenc.bench --suite [--here]``) times the phases of ``make test``
 instead, in a fresh clone of this checkout as CI runs it (``--here``: in this checkout, its .venv and _build
 reused). Each recipe line runs through a stand-in for make's shell (``python -m posenc.bench --line``) that
-records its wall time, the CPU time of everything it started (user + system, children included) and the
-load average before and after; pytest prints the slowest tests of each of its runs (``--durations``). The
-machine is shared more often than not: the CPU seconds say what a phase costs, the wall seconds what it
-took under that load, and the table gives both with the load beside them.
+records its wall time, the CPU time of everything it started and waited for (user + system, children
+included), how long the machine's cores were busy meanwhile (Chromium's processes, whose CPU time getrusage
+does not reach, are counted only there) and the load average before and after; pytest prints the slowest tests of
+each of its runs (``--durations``). The machine is shared more often than not: the CPU seconds say what a
+phase costs, the wall seconds what it took under that load, and the table gives both with the load beside
+them.
 """
 
 from __future__ import annotations
@@ -155,21 +157,38 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def busy_cpu_seconds() -> float | None:
+    """The CPU time every core of the machine has spent busy since it started (Linux's /proc/stat: user,
+    nice, system, irq and softirq), whoever ran; None where there is no /proc/stat. Over a phase
+    of a quiet machine this is the phase's whole cost, Chromium's processes included, whose CPU time
+    getrusage does not reach."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if fields[0] != "cpu":
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = (int(value) for value in fields[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def run_line(argv: list[str]) -> int:
     """make's shell for one recipe line: run it with /bin/sh, append its timing to the log, pass on its status.
     A make started inside the line (a test's ``make grade``) inherits this shell through MAKEFLAGS; its lines
     are part of the outer line's time and are run without a record of their own."""
     log_path = os.environ.get(LOG_VARIABLE)
     inner = {k: v for k, v in os.environ.items() if k != LOG_VARIABLE}
-    load_before, start = os.getloadavg()[0], time.perf_counter()
+    load_before, busy_before, start = os.getloadavg()[0], busy_cpu_seconds(), time.perf_counter()
     status = subprocess.run(["/bin/sh", *argv], env=inner).returncode
     if not log_path:
         return status
     wall = time.perf_counter() - start
+    busy_after = busy_cpu_seconds()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     command = argv[-1] if argv else ""
     with open(log_path, "a", encoding="utf-8") as log:
         log.write(json.dumps({"command": command, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+                              "busy": None if None in (busy_before, busy_after) else busy_after - busy_before,
                               "load_before": load_before, "load_after": os.getloadavg()[0],
                               "status": status}) + "\n")
     return status
@@ -181,17 +200,28 @@ def phase_name(command: str) -> str:
     return first if len(first) <= 90 else first[:87] + "..."
 
 
+def _seconds(value: float | None) -> str:
+    return f"{value:9.1f}" if value is not None else f"{'-':>9}"
+
+
 def report(records: list[dict], wall: float, cpu: float, loads: tuple[float, float],
-           target: str = "test") -> str:
+           target: str = "test", busy: float | None = None) -> str:
+    """The table of ``make bench BENCH=suite``: per recipe line its wall time, the CPU time of make's own
+    processes (getrusage), and how long the machine's cores were busy meanwhile (busy_cpu_seconds: Chromium
+    included, and whatever else ran)."""
     lines = [f"make {target} on {cpu_model()}, {os.cpu_count()} cores; load average (1 min) {loads[0]:.1f} at the "
              f"start, {loads[1]:.1f} at the end",
-             f"  {'wall [s]':>9} {'CPU [s]':>9} {'load':>11}  recipe line"]
+             f"  {'wall [s]':>9} {'CPU [s]':>9} {'busy [s]':>9} {'load':>11}  recipe line"]
     for record in records:
         if record["wall"] < 0.5 and record["cpu"] < 0.5:
             continue
         load = f"{record['load_before']:.1f}->{record['load_after']:.1f}"
-        lines.append(f"  {record['wall']:9.1f} {record['cpu']:9.1f} {load:>11}  {phase_name(record['command'])}")
-    lines.append(f"  {wall:9.1f} {cpu:9.1f} {'':>11}  in all ({int(wall // 60)} min {int(wall % 60):02d} s)")
+        lines.append(f"  {record['wall']:9.1f} {record['cpu']:9.1f} {_seconds(record.get('busy'))} {load:>11}  "
+                     f"{phase_name(record['command'])}")
+    lines.append(f"  {wall:9.1f} {cpu:9.1f} {_seconds(busy)} {'':>11}  in all ({int(wall // 60)} min "
+                 f"{int(wall % 60):02d} s)")
+    lines.append("  CPU: make's own processes (Chromium's are not among them); busy: every core of the machine "
+                 "while the line ran, Chromium's and any other work's included")
     return "\n".join(lines)
 
 
@@ -205,13 +235,15 @@ def bench_suite(checkout: Path, target: str = "test") -> int:
         env = {**os.environ, LOG_VARIABLE: str(log),
                "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25 --durations-min=2"}
         env.pop("VIRTUAL_ENV", None)
-        loads_start, start = os.getloadavg()[0], time.perf_counter()
+        loads_start, busy_start, start = os.getloadavg()[0], busy_cpu_seconds(), time.perf_counter()
         status = subprocess.run(["make", "--no-print-directory", f"SHELL={shell}", target], cwd=checkout,
                                 env=env).returncode
-        wall = time.perf_counter() - start
+        wall, busy_end = time.perf_counter() - start, busy_cpu_seconds()
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-        print(report(records, wall, usage.ru_utime + usage.ru_stime, (loads_start, os.getloadavg()[0]), target))
+        busy = None if None in (busy_start, busy_end) else busy_end - busy_start
+        print(report(records, wall, usage.ru_utime + usage.ru_stime, (loads_start, os.getloadavg()[0]), target,
+                     busy))
     print(f"make {target} exited with {status}")
     return status
 
