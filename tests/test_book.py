@@ -108,29 +108,35 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_bui
 
 
 def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit(book_build):
-    """The chapters of tests/conftest.py's REPRODUCED_BY_THE_BOOK train, live, runs their committed file holds
-    and say how the two compare (posenc.lib.reproducibility.agreement). On the platform the file was made on,
-    this one execution must say "reproduced digit for digit"; the file's re-run test then skips instead of
-    training the same run again (skip_where_the_book_reproduces), and elsewhere it trains it."""
+    """Every training chapter compares its live runs with its committed file (posenc.lib.reproducibility.agreement)
+    and none may say that the file is out of date. The chapters of tests/conftest.py's REPRODUCED_BY_THE_BOOK
+    train a run their file holds: on the platform the file was made on, this one execution must say "reproduced
+    digit for digit", and the file's re-run test skips instead of training the same run again
+    (skip_where_the_book_reproduces); elsewhere it trains it."""
     from posenc.book.cache import executed_notebook
-    from posenc.book.robustness import glued_values
+    from posenc.book.robustness import TRAINING_CHAPTERS, glued_values
     from posenc.experiments import results
     from posenc.lib import reproducibility as rep
     from tests.conftest import REPRODUCED_BY_THE_BOOK
 
+    here = rep.platform_signature()
+    stale_words, same_words = "changed since the file was written", "reproduced digit for digit"
+    assert stale_words in rep.agreement([(1.0, 0.5)], {}, {}, here, here=here).sentence     # what they write
+    assert same_words in rep.agreement([(1.0, 1.0)], {}, {}, here, here=here).sentence
     executed, _ = book_build
     assert executed.returncode == 0, "the notebooks did not execute (the test above says why)"
-    checked = []
+    glued = {}
+    for notebook in TRAINING_CHAPTERS.values():
+        _, execution = executed_notebook(ROOT / notebook)
+        assert execution is not None, f"{notebook}: the cache holds no execution of it"
+        glued[Path(notebook).with_suffix("").as_posix()] = glued_values(execution)
+    stale = {chapter: name for chapter, values in glued.items() for name, value in values.items()
+             if stale_words in value}
+    assert not stale, f"chapters that say their results file is out of date (run make experiments): {stale}"
     for file, (chapter, name) in REPRODUCED_BY_THE_BOOK.items():
-        if not rep.same_platform(results.load_results(results.RESULTS_DIR / file)[2].get("platform")):
-            continue
-        _, notebook = executed_notebook(ROOT / f"{chapter}.ipynb")
-        assert notebook is not None, f"{chapter}: the cache holds no execution of it"
-        sentence = glued_values(notebook).get(name)
-        assert sentence and "reproduced digit for digit" in sentence, f"{chapter} glued as {name!r}: {sentence}"
-        checked.append(chapter)
-    if not checked:
-        pytest.skip("none of the files was made on this platform: their re-run tests train one run each")
+        if rep.same_platform(results.load_results(results.RESULTS_DIR / file)[2].get("platform")):
+            sentence = glued[chapter].get(name)
+            assert sentence and same_words in sentence, f"{chapter} glued as {name!r}: {sentence}"
 
 
 def run_step(*argv: str) -> subprocess.CompletedProcess:

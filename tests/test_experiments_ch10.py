@@ -11,7 +11,7 @@ from posenc.experiments import same_setup
 from posenc.experiments import ch10 as grid_sweep
 from posenc.experiments import results
 from posenc.experiments.registry import replication_seeds
-from tests.conftest import assert_rerun_matches_file, skip_where_the_book_reproduces
+from tests.conftest import assert_rerun_matches_file
 
 FILE = results.RESULTS_DIR / "ch10.json"
 REPLICATION = results.RESULTS_DIR / "ch10_replication.json"
@@ -39,8 +39,6 @@ def test_the_replication_is_the_chapters_configuration_with_seeds_never_used(com
 
 
 def test_a_run_of_the_file_is_reproduced():
-    skip_where_the_book_reproduces(FILE)
-
     def measures(run, records, config):
         return {"12 x 12": (float(run.by_position["by_grid"][3]), grid_sweep.grid_accuracy(records, "axial_rope",
                                                                                              (12, 12), config))}

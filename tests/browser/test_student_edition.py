@@ -161,7 +161,7 @@ def _normalised(soup: BeautifulSoup) -> str:
 # ("mystnb.css?v=8cd3d715") and none to one it has not copied yet: a build into an existing folder (make book or
 # make test run again) writes them, a first build does not. The query only names a version for the reader's
 # cache; that both editions serve the same files is same_assets' to show.
-ASSET_VERSION = re.compile(r"\?v=[0-9a-f]{8}$")
+ASSET_VERSION = re.compile(r"\?v=[0-9a-f]{8}\Z")
 
 
 def _without_asset_versions(text: str) -> str:
@@ -286,6 +286,10 @@ STUDENT_PAGE = """<html><head><title>Ch 1 \u2014 The Course (student edition)</t
      STUDENT_PAGE.replace("<title>", '<link rel="stylesheet" href="_static/other.css"/><title>'), "differ"),
     (BOOK_PAGE.replace("<title>", '<script src="_static/b.js?theme=dark"></script><title>'),
      STUDENT_PAGE.replace("<title>", '<script src="_static/b.js"></script><title>'), "differ"),
+    (BOOK_PAGE.replace("<title>", '<script src="_static/b.js?v=8cd3"></script><title>'),
+     STUDENT_PAGE.replace("<title>", '<script src="_static/b.js"></script><title>'), "differ"),
+    (BOOK_PAGE.replace("<p>Text.</p>", '<p><a href="other.html?v=8cd3d715">a link</a></p>'),
+     STUDENT_PAGE.replace("<p>Text.</p>", '<p><a href="other.html">a link</a></p>'), "differ"),
 ])
 def test_only_pages_that_lose_their_solutions_and_nothing_else_keep_the_book_s_audit(tmp_path, book, student,
                                                                                     found):
