@@ -130,18 +130,12 @@ def _cpu_seconds() -> float:
 
 def bench_sweeps() -> None:
     """The wall-clock time of each full sweep, as its results file recorded it (``make experiments``)."""
-    import json
-
-    from posenc.experiments.results import RESULTS_DIR
+    from posenc.book.provenance import how_sweeps_were_made
 
     print("Full sweeps (make experiments), as recorded in results/*.json")
-    for path in sorted(RESULTS_DIR.glob("*.json")):
-        data = json.loads(path.read_text())
-        timing = data.get("timing")
-        if timing and "runs" in data:
-            print(f"  {path.name}: {len(data['runs'])} runs, {len(data.get('seeds', []))} seeds, "
-                  f"{timing['seconds'] / 60:.1f} min with {timing.get('processes')} process(es) "
-                  f"on {timing.get('cpu_count')} cores")
+    for sweep in how_sweeps_were_made():
+        print(f"  {sweep['file']}: {sweep['runs']} runs, {sweep['seeds']} seeds, {sweep['minutes']:.1f} min with "
+              f"{sweep['processes']} process(es) on {sweep['cores']} cores")
 
 
 LOG_VARIABLE = "POSENC_BENCH_SUITE_LOG"

@@ -70,7 +70,8 @@ def test_readme_links_every_page_of_the_manual():
 def test_every_page_of_the_manual_has_a_title_and_links_that_resolve():
     for page in MANUAL.glob("*.md"):
         text = page.read_text()
-        assert text.startswith("# "), f"{page.name}: a page starts with its title"
+        body = re.sub(r"\A---\n.*?\n---\n\s*", "", text, flags=re.S)     # an executed page's front matter
+        assert body.startswith("# "), f"{page.name}: a page starts with its title"
         for target in re.findall(r"\]\(([^)#\s]+\.md)\)", text):
             assert (page.parent / target).resolve().is_file(), f"{page.name} links to {target}"
 
@@ -136,3 +137,30 @@ def test_the_notation_page_gives_the_longest_wavelength_right():
     assert "within 4% of $2\\pi \\cdot \\text{base}$ at $d = 512$ but 75% of it at $d = 64$" in page
     quiz = (ROOT / "book" / "quizzes" / "ch01.json").read_text(encoding="utf-8")      # chapter 1's quiz, Q5
     assert "within 4% of 2π · base at d_model = 512" in quiz and "only 75% of 2π · base" in quiz
+
+
+def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_files_record_it(tmp_path):
+    """book/lecturers/every-machine.md types no timing: its tables are posenc.book.provenance's, read from
+    results/ (a sweep's seeds, runs, minutes, processes, load and machine; make robustness's executions)."""
+    import json
+
+    from posenc.book import provenance
+    from posenc.experiments.results import RESULTS_DIR
+
+    page = (MANUAL / "every-machine.md").read_text()
+    assert "provenance.sweeps_table()" in page and "provenance.robustness_table()" in page
+    assert not re.search(r"\d+ minutes", page), "a typed timing on the page"
+    committed = {s["file"] for s in provenance.how_sweeps_were_made()}
+    assert committed == {p.name for p in RESULTS_DIR.glob("ch??*.json") if "lr_search" not in p.name}
+
+    (tmp_path / "ch99.json").write_text(json.dumps({
+        "experiment": "ch99", "seeds": [0, 1], "runs": [{}, {}, {}, {}],
+        "timing": {"seconds": 90.0, "processes": 2, "cpu_count": 4, "load_average": 3.25},
+        "platform": {"cpu": "A CPU", "machine": "x86_64", "torch": "2.13.0", "numpy": "2.4.6"}}))
+    (tmp_path / "ch99_lr_search.json").write_text(json.dumps({"timing": {"seconds": 5.0}, "rates": []}))
+    [row] = provenance.sweeps_table(tmp_path).rows
+    assert row == ["ch99.json", "2", "4", "1.5", "2 on 4 cores", "3.2", "A CPU (x86_64), torch 2.13.0, numpy 2.4.6"]
+    (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {"ch99": {
+        "all_ok": False, "platform": None, "runs": [{"seconds": 12.4}, {"seconds": 30.6}]}}}))
+    [row] = provenance.robustness_table(tmp_path / "robustness.json").rows
+    assert row == ["ch99", "2", "12 to 31", "no", "an unrecorded machine"]
