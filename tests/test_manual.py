@@ -140,27 +140,49 @@ def test_the_notation_page_gives_the_longest_wavelength_right():
 
 
 def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_files_record_it(tmp_path):
-    """book/lecturers/every-machine.md types no timing: its tables are posenc.book.provenance's, read from
-    results/ (a sweep's seeds, runs, minutes, processes, load and machine; make robustness's executions)."""
+    """book/lecturers/every-machine.md types no timing, machine or table: they are posenc.book.provenance's,
+    read from results/ by the page's executed cells."""
     import json
 
     from posenc.book import provenance
     from posenc.experiments.results import RESULTS_DIR
 
     page = (MANUAL / "every-machine.md").read_text()
-    assert "provenance.sweeps_table()" in page and "provenance.robustness_table()" in page
-    assert not re.search(r"\d+ minutes", page), "a typed timing on the page"
+    cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", page, flags=re.S)
+    executed = "\n".join(cells)
+    for call in ("provenance.sweeps_table()", "provenance.robustness_table()", "provenance.totals_sentence()",
+                 "provenance.where_digits_agree_sentence()"):
+        assert call in executed, f"{call} is not in an executed cell of the page"
+    prose = re.sub(r"```\{code-cell\}.*?```", "", page, flags=re.S)
+    typed = [line for line in prose.splitlines() if line.lstrip().startswith("|") or "<table" in line
+             or re.search(r"EPYC|Xeon|Intel|AMD|\bload of\b|\d+(\.\d+)? ?(s|min|minutes|hours?|seconds)\b", line)]
+    assert not typed, f"typed on the page instead of read from the files: {typed}"
     committed = {s["file"] for s in provenance.how_sweeps_were_made()}
     assert committed == {p.name for p in RESULTS_DIR.glob("ch??*.json") if "lr_search" not in p.name}
 
-    (tmp_path / "ch99.json").write_text(json.dumps({
-        "experiment": "ch99", "seeds": [0, 1], "runs": [{}, {}, {}, {}],
-        "timing": {"seconds": 90.0, "processes": 2, "cpu_count": 4, "load_average": 3.25},
-        "platform": {"cpu": "A CPU", "machine": "x86_64", "torch": "2.13.0", "numpy": "2.4.6"}}))
-    (tmp_path / "ch99_lr_search.json").write_text(json.dumps({"timing": {"seconds": 5.0}, "rates": []}))
-    [row] = provenance.sweeps_table(tmp_path).rows
-    assert row == ["ch99.json", "2", "4", "1.5", "2 on 4 cores", "3.2", "A CPU (x86_64), torch 2.13.0, numpy 2.4.6"]
-    (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {"ch99": {
-        "all_ok": False, "platform": None, "runs": [{"seconds": 12.4}, {"seconds": 30.6}]}}}))
-    [row] = provenance.robustness_table(tmp_path / "robustness.json").rows
-    assert row == ["ch99", "2", "12 to 31", "no", "an unrecorded machine"]
+    def sweep(name, end, seconds, load=None):
+        timing = {"seconds": seconds, "processes": 2, "cpu_count": 4, **({} if load is None else {"load_average": load})}
+        (tmp_path / name).write_text(json.dumps({
+            "experiment": name[:4], "created": end, "seeds": [0, 1], "runs": [{}, {}, {}, {}], "timing": timing,
+            "platform": {"cpu": "A CPU", "machine": "x86_64", "torch": "2.13.0", "numpy": "2.4.6"}}))
+
+    sweep("ch98.json", "2026-01-01T10:00:00+00:00", 90.0, load=3.26)
+    sweep("ch99.json", "2026-01-01T10:01:00+00:00", 120.0)          # began at 9:59, while ch98 ran
+    sweep("ch99_replication.json", "2026-01-01T12:00:00+00:00", 60.0)
+    (tmp_path / "ch07_lr_search.json").write_text(json.dumps({"timing": {"seconds": 5.0}, "rates": []}))
+    rows = provenance.sweeps_table(tmp_path).rows
+    machine = "A CPU (x86_64), torch 2.13.0, numpy 2.4.6"
+    assert rows == [["ch98.json", "2", "4", "1.5", "2 / 4", "3.3", "1", machine],
+                    ["ch99.json", "2", "4", "2.0", "2 / 4", "not recorded", "1", machine],
+                    ["ch99_replication.json", "2", "4", "1.0", "2 / 4", "not recorded", "0", machine]]
+    here = {"cpu": "A CPU", "machine": "x86_64", "torch": "2.13.0", "numpy": "2.4.6"}
+    assert "ch98.json, ch99.json were made on it" in provenance.where_digits_agree_sentence(tmp_path, here)
+    assert "none of the chapters' files" in provenance.where_digits_agree_sentence(tmp_path, {**here, "cpu": "B"})
+
+    (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {
+        "ch98": {"all_ok": True, "platform": here, "runs": [{"seconds": 1800.0}, {"seconds": 1800.0}]},
+        "ch99": {"all_ok": False, "platform": None, "runs": [{"seconds": 12.4}, {"seconds": 30.6}]}}}))
+    assert provenance.robustness_table(tmp_path / "robustness.json").rows == [
+        ["ch98", "2", "1800 to 1800", "yes", machine], ["ch99", "2", "12 to 31", "no", "an unrecorded machine"]]
+    totals = provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
+    assert "the sweeps took 0.1 hours" in totals and "4 executions took 1.0 hours" in totals

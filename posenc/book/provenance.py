@@ -1,5 +1,5 @@
-"""How the committed results were made, as their files record it: the tables of the lecturer's page "True on
-every machine" (book/lecturers/every-machine.md) and of ``make bench``'s sweep timings.
+"""How the committed results were made, as their files record it: the tables and sentences of the lecturer's
+page "True on every machine" (book/lecturers/every-machine.md) and ``make bench``'s sweep timings.
 
 Read from ``results/`` (the sweeps of ``make experiments`` and ``results/robustness.json``), never typed:
 a file made again changes the page with it.
@@ -7,38 +7,47 @@ a file made again changes the page with it.
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
 from posenc.book.robustness import RESULTS_FILE as ROBUSTNESS_FILE
 from posenc.experiments.results import RESULTS_DIR
 from posenc.experiments.summaries import Table
-from posenc.lib.reproducibility import describe
+from posenc.lib.reproducibility import describe, platform_signature, same_platform
 
 
 def how_sweeps_were_made(results_dir: Path = RESULTS_DIR) -> list[dict]:
     """What each sweep's file records about its making, in file order: its name, how many seeds and runs, how
-    long it took (minutes), with how many processes on how many cores, the load average when it ended (None in
-    files older than that record) and the platform."""
+    long it took (minutes of wall clock), with how many processes on how many cores, the load average when it
+    ended (None in files older than that record), the platform, and the other sweeps whose time overlapped
+    its own (from each file's end, ``created``, and its duration)."""
     made = []
     for path in sorted(Path(results_dir).glob("*.json")):
         data = json.loads(path.read_text())
         timing = data.get("timing")
         if not timing or "runs" not in data:
             continue
+        end = datetime.datetime.fromisoformat(data["created"]) if data.get("created") else None
         made.append({"file": path.name, "seeds": len(data.get("seeds", [])), "runs": len(data["runs"]),
                      "minutes": timing["seconds"] / 60, "processes": timing.get("processes"),
                      "cores": timing.get("cpu_count"), "load": timing.get("load_average"),
-                     "platform": data.get("platform")})
+                     "platform": data.get("platform"),
+                     "span": None if end is None else (end - datetime.timedelta(seconds=timing["seconds"]), end)})
+    for sweep in made:
+        sweep["alongside"] = [other["file"] for other in made if other is not sweep and sweep["span"]
+                              and other["span"] and other["span"][0] < sweep["span"][1]
+                              and sweep["span"][0] < other["span"][1]]
     return made
 
 
 def sweeps_table(results_dir: Path = RESULTS_DIR) -> Table:
-    """One row per sweep file: seeds, runs, time, processes and cores, load, machine."""
-    rows = [[s["file"], s["seeds"], s["runs"], f"{s['minutes']:.1f}",
-             f"{s['processes']} on {s['cores']} cores", "not recorded" if s["load"] is None else f"{s['load']:.1f}",
+    """One row per sweep file: seeds, runs, time, processes and cores, load, the sweeps beside it, machine."""
+    rows = [[s["file"], s["seeds"], s["runs"], f"{s['minutes']:.1f}", f"{s['processes']} / {s['cores']}",
+             "not recorded" if s["load"] is None else f"{s['load']:.1f}", len(s["alongside"]),
              describe(s["platform"])] for s in how_sweeps_were_made(results_dir)]
-    return Table(["file", "seeds", "runs", "minutes", "processes", "load at the end", "machine"], rows)
+    return Table(["file", "seeds", "runs (seeds × conditions)", "minutes (wall clock)", "its processes / cores",
+                  "load at the end (1-min average)", "other sweeps running at the same time", "machine"], rows)
 
 
 def robustness_table(path: Path = ROBUSTNESS_FILE) -> Table:
@@ -49,4 +58,31 @@ def robustness_table(path: Path = ROBUSTNESS_FILE) -> Table:
         seconds = [run["seconds"] for run in entry["runs"]]
         rows.append([chapter, len(seconds), f"{min(seconds):.0f} to {max(seconds):.0f}",
                      "yes" if entry["all_ok"] else "no", describe(entry.get("platform"))])
-    return Table(["chapter", "executions", "seconds each", "all went through", "machine"], rows)
+    return Table(["chapter", "executions", "seconds per execution (shortest to longest, wall clock)",
+                  "all went through", "machine"], rows)
+
+
+def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNESS_FILE) -> str:
+    """How long the sweeps and make robustness's executions took in all, where they were made."""
+    hours = sum(s["minutes"] for s in how_sweeps_were_made(results_dir)) / 60
+    chapters = json.loads(Path(robustness).read_text())["chapters"] if Path(robustness).is_file() else {}
+    runs = [run["seconds"] for entry in chapters.values() for run in entry["runs"]]
+    return (f"Added up, the sweeps took {hours:.1f} hours there, and `make experiments` runs them one after "
+            f"another; `make robustness`'s {len(runs)} executions took {sum(runs) / 3600:.1f} hours of execution "
+            "time in all (it runs two at a time). Neither is needed to teach: the chapters read the committed "
+            "files.")
+
+
+def where_digits_agree_sentence(results_dir: Path = RESULTS_DIR, here: dict | None = None) -> str:
+    """Which chapters' files (replications aside: no live run shares their seeds) were made on the platform this
+    page is built on: those chapters say that their live runs agree with the file to the last digit; the others
+    compare ranges."""
+    here = platform_signature() if here is None else here
+    same = [s["file"] for s in how_sweeps_were_made(results_dir)
+            if "_replication" not in s["file"] and same_platform(s["platform"], here)]
+    made_here = (f"of the chapters' files, {', '.join(same)} were made on it, and the chapters that read them say "
+                 "that the runs their live run shares with the file agree to the last digit" if same
+                 else "none of the chapters' files was made on it")
+    return (f"This page was built on {describe(here)}; {made_here}. A chapter whose file was made elsewhere, and "
+            "every chapter on Colab or on a laptop with another CPU or other library versions, compares ranges "
+            "instead and says so and why: that is expected, not a fault.")
