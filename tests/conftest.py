@@ -84,10 +84,10 @@ def explorer_config(explorer) -> dict:
 # seed) and compares with the file in the sentence it glues (posenc.lib.reproducibility.agreement): the file,
 # the notebook and the glued name. Where the file was made, tests/test_book.py holds that sentence, in the
 # book's one execution of the chapter, to "reproduced digit for digit" (BOOK_CHECK), and the file's re-run test
-# does not train the same run a second time (skip_where_the_book_reproduces). Only chapter 9 is here: chapter
-# 8's sentence compares one of the two protocols the file's re-run test reads, and chapter 10's compares
-# accuracies, which can agree while the weights do not; their re-run tests train as before.
-REPRODUCED_BY_THE_BOOK = {"ch09.json": ("notebooks/09_rotary_in_todays_models", "agreement")}
+# does not train the same run a second time (skip_where_the_book_reproduces). Chapter 10 is not here: its
+# sentence compares accuracies, which can agree while the weights do not, so its re-run test trains as before.
+REPRODUCED_BY_THE_BOOK = {"ch08.json": ("notebooks/08_position_on_real_text", "agreement"),
+                          "ch09.json": ("notebooks/09_rotary_in_todays_models", "agreement")}
 BOOK_CHECK = ("test_book.py", "test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit")
 
 
