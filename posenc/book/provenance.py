@@ -11,7 +11,7 @@ import datetime
 import json
 from pathlib import Path
 
-from posenc.book.robustness import RESULTS_FILE as ROBUSTNESS_FILE
+from posenc.book.robustness import RESULTS_FILE as ROBUSTNESS_FILE, recorded_chapters
 from posenc.experiments.results import RESULTS_DIR
 from posenc.experiments.summaries import Table
 from posenc.lib.reproducibility import describe, platform_signature, same_platform
@@ -52,9 +52,8 @@ def sweeps_table(results_dir: Path = RESULTS_DIR) -> Table:
 
 def robustness_table(path: Path = ROBUSTNESS_FILE) -> Table:
     """One row per chapter of ``make robustness``: its executions, the shortest and longest, the machine."""
-    chapters = json.loads(Path(path).read_text())["chapters"] if Path(path).is_file() else {}
     rows = []
-    for chapter, entry in chapters.items():
+    for chapter, entry in recorded_chapters(Path(path)).items():
         seconds = [run["seconds"] for run in entry["runs"]]
         rows.append([chapter, len(seconds), f"{min(seconds):.0f} to {max(seconds):.0f}",
                      "yes" if entry["all_ok"] else "no", describe(entry.get("platform"))])
@@ -65,8 +64,7 @@ def robustness_table(path: Path = ROBUSTNESS_FILE) -> Table:
 def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNESS_FILE) -> str:
     """How long the sweeps and make robustness's executions took in all, where they were made."""
     hours = sum(s["minutes"] for s in how_sweeps_were_made(results_dir)) / 60
-    chapters = json.loads(Path(robustness).read_text())["chapters"] if Path(robustness).is_file() else {}
-    runs = [run["seconds"] for entry in chapters.values() for run in entry["runs"]]
+    runs = [run["seconds"] for entry in recorded_chapters(Path(robustness)).values() for run in entry["runs"]]
     return (f"Added up, the sweeps took {hours:.1f} hours there, and `make experiments` runs them one after "
             f"another; `make robustness`'s {len(runs)} executions took {sum(runs) / 3600:.1f} hours of execution "
             "time in all (it runs two at a time). Neither is needed to teach: the chapters read the committed "

@@ -76,6 +76,11 @@ print({mark!r} + _json.dumps(sorted({{m.__file__ for n, m in list(_sys.modules.i
 """.format(mark=MODULES_MARK)
 
 
+def recorded_chapters(path: Path = RESULTS_FILE) -> dict:
+    """The chapters' entries of a robustness file (``{}`` when there is no file)."""
+    return json.loads(path.read_text()).get("chapters", {}) if path.is_file() else {}
+
+
 def code_fingerprint(path: Path) -> str:
     """sha256 of a notebook's code cells (sources only; the install cell left out)."""
     notebook = nbformat.read(path, as_version=4)
@@ -216,7 +221,7 @@ def main(argv=None) -> int:
         parser.error(f"unknown chapter(s) {unknown}; the training chapters are {list(TRAINING_CHAPTERS)}")
     chapters = args.chapters or list(TRAINING_CHAPTERS)
     if args.stale:
-        existing = json.loads(args.out.read_text()).get("chapters", {}) if args.out.is_file() else {}
+        existing = recorded_chapters(args.out)
         chapters = [c for c in chapters if c not in existing or stale_reasons(c, existing[c])]
         if not chapters:
             print("posenc.book.robustness: every entry is current")

@@ -164,24 +164,25 @@ def _normalised(soup: BeautifulSoup) -> str:
 ASSET_VERSION = re.compile(r"\?v=[0-9a-f]{8}\Z")
 
 
-def _without_asset_versions(text: str) -> str:
-    soup = BeautifulSoup(text, "html.parser")
+def _without_asset_versions(soup: BeautifulSoup) -> BeautifulSoup:
+    """The page with Sphinx's version query taken off its style sheets and scripts, in place."""
     for tag, name in (("link", "href"), ("script", "src")):
         for element in soup.find_all(tag, attrs={name: ASSET_VERSION}):
             element[name] = ASSET_VERSION.sub("", element[name])
-    return str(soup)
+    return soup
 
 
 def book_page_without_solutions(book_file: Path, student_file: Path) -> str | None:
     """None when the student page is the book page with its solutions taken out and the edition's title, and
     nothing else changed (an asset's version query aside, ASSET_VERSION); else the first difference."""
-    book = BeautifulSoup(_without_asset_versions(book_file.read_text(encoding="utf-8")), "html.parser")
-    student_text = _without_asset_versions(student_file.read_text(encoding="utf-8"))
+    book = _without_asset_versions(BeautifulSoup(book_file.read_text(encoding="utf-8"), "html.parser"))
+    student_text = student_file.read_text(encoding="utf-8")
     title = book.title.get_text() if book.title else ""
     project = title.rsplit(" \u2014 ", 1)[-1]
     if not project or f"{project}{STUDENT_TITLE_SUFFIX}" not in student_text:
         return "the student page does not say it is the student edition"
-    student = BeautifulSoup(student_text.replace(f"{project}{STUDENT_TITLE_SUFFIX}", project), "html.parser")
+    student = _without_asset_versions(BeautifulSoup(student_text.replace(f"{project}{STUDENT_TITLE_SUFFIX}", project),
+                                                    "html.parser"))
     problem = _without_solutions(book)
     if problem:
         return problem
