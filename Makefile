@@ -46,12 +46,12 @@ check-python:
 # --compile-bytecode: each module's .pyc is written once here, as pip does by default and uv does not. Where
 # Python may not write them as it imports (PYTHONDONTWRITEBYTECODE, set where the course is tested) every
 # process would otherwise compile what it imports from source again: torch's import alone costs about 6 s of
-# CPU more in each process that makes it.
+# CPU more in each process that makes it. --excludes: what uv-excludes.txt says why it leaves out.
 UV         := $(BIN)/uv
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
-UV_INSTALL  = $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
+UV_INSTALL  = $(UV) pip install --quiet --compile-bytecode --excludes uv-excludes.txt --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml setup.py | check-python
+$(STAMP): requirements.txt constraints.txt uv-excludes.txt pyproject.toml setup.py | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
 	test -x $(UV) || $(PYTHON) -m pip --python $(BIN)/python install --quiet "$$(grep '^uv==' constraints.txt)" || \
 	  { $(BIN)/python -m ensurepip --default-pip >/dev/null && $(BIN)/python -m pip install --quiet "$$(grep '^uv==' constraints.txt)"; }

@@ -121,6 +121,33 @@ def test_make_setup_can_take_torch_from_the_cpu_index():
     assert "--index-url" not in plain.stdout
 
 
+def excluded() -> dict[str, str]:
+    """name -> the comment above it, for every package uv-excludes.txt names."""
+    found, comment = {}, []
+    for line in (ROOT / "uv-excludes.txt").read_text().splitlines():
+        if line.startswith("#"):
+            comment.append(line.lstrip("# "))
+        elif line.strip():
+            found[canonicalize_name(line.strip())] = " ".join(comment).strip()
+    return found
+
+
+def test_make_setup_leaves_out_what_uv_excludes_lists_and_nothing_the_course_needs():
+    """uv-excludes.txt: optional packages another one asks for that cost every process that imports them
+    (rfc3987-syntax builds a grammar at import, about 2 s of CPU). Each goes with its reason; none is
+    something the course or a notebook imports, or requirements.txt asks for; every uv install of make
+    setup leaves them out; and nbformat still validates a notebook without them."""
+    names = excluded()
+    assert "rfc3987-syntax" in names and all(reason for reason in names.values()), names
+    runtime = {canonicalize_name(r.name) for r in RUNTIME}
+    assert not names.keys() & (runtime | REQUIREMENTS.keys()), names.keys() & (runtime | REQUIREMENTS.keys())
+    result = make("-n", "-B", "VENV=/nonexistent/venv", "setup", path_dir=ROOT)
+    installs = [line for line in result.stdout.splitlines() if " pip install " in line and "/uv " in line]
+    assert len(installs) >= 2 and all("--excludes uv-excludes.txt" in line for line in installs), installs
+    import nbformat
+    nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]))
+
+
 def test_the_grader_s_environment_holds_what_a_notebook_may_import_at_the_tested_versions():
     """make grade's kernels and the inline check() run in .venv: every run-time dependency, the torch extra
     included, installed at the version constraints.txt pins (the Gradescope bundle installs the same pins,
