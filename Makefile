@@ -46,7 +46,8 @@ check-python:
 # --compile-bytecode: each module's .pyc is written once here, as pip does by default and uv does not. Where
 # Python may not write them as it imports (PYTHONDONTWRITEBYTECODE, set where the course is tested) every
 # process would otherwise compile what it imports from source again: torch's import alone costs about 6 s of
-# CPU more in each process that makes it. --excludes: what uv-excludes.txt says why it leaves out.
+# CPU more in each process that makes it. --excludes leaves out the packages uv-excludes.txt lists (the file
+# says why), and an older .venv that has them loses them.
 UV         := $(BIN)/uv
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 UV_INSTALL  = $(UV) pip install --quiet --compile-bytecode --excludes uv-excludes.txt --python $(BIN)/python $(foreach links,$(FIND_LINKS),--find-links $(links))
@@ -58,6 +59,7 @@ $(STAMP): requirements.txt constraints.txt uv-excludes.txt pyproject.toml setup.
 	$(if $(TORCH_INDEX),$(UV_INSTALL) --no-deps --index-url $(TORCH_INDEX) "$$(grep '^torch==' constraints.txt)")
 	$(UV_INSTALL) "pip>=23" -r requirements.txt -c constraints.txt
 	$(UV_INSTALL) --no-deps --no-build-isolation -e .
+	$(UV) pip uninstall --quiet --python $(BIN)/python $$(grep -v '^#' uv-excludes.txt)
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ipykernel)" >/dev/null
 	$(BIN)/python -m ipykernel install --sys-prefix --name posenc-checkout --display-name "Python 3 (the course's checkout)" >/dev/null
 	touch $(STAMP)

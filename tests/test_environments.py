@@ -136,7 +136,8 @@ def test_make_setup_leaves_out_what_uv_excludes_lists_and_nothing_the_course_nee
     """uv-excludes.txt: optional packages another one asks for that cost every process that imports them
     (rfc3987-syntax builds a grammar at import, about 2 s of CPU). Each goes with its reason; none is
     something the course or a notebook imports, or requirements.txt asks for; every uv install of make
-    setup leaves them out; and nbformat still validates a notebook without them."""
+    setup leaves them out, and it uninstalls them from an older .venv; and nbformat still validates a
+    notebook without them."""
     names = excluded()
     assert "rfc3987-syntax" in names and all(reason for reason in names.values()), names
     runtime = {canonicalize_name(r.name) for r in RUNTIME}
@@ -144,6 +145,8 @@ def test_make_setup_leaves_out_what_uv_excludes_lists_and_nothing_the_course_nee
     result = make("-n", "-B", "VENV=/nonexistent/venv", "setup", path_dir=ROOT)
     installs = [line for line in result.stdout.splitlines() if " pip install " in line and "/uv " in line]
     assert len(installs) >= 2 and all("--excludes uv-excludes.txt" in line for line in installs), installs
+    assert any(" pip uninstall " in line and "uv-excludes.txt" in line for line in result.stdout.splitlines()), \
+        "an older .venv keeps what uv-excludes.txt lists unless make setup uninstalls it"
     import nbformat
     nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]))
 
