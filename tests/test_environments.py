@@ -122,24 +122,27 @@ def test_make_setup_can_take_torch_from_the_cpu_index():
 
 
 def excluded() -> dict[str, str]:
-    """name -> the comment above it, for every package uv-excludes.txt names."""
+    """name -> the comment block above it (up to the last blank line), for every package uv-excludes.txt
+    names; packages listed one after another share the block."""
     found, comment = {}, []
     for line in (ROOT / "uv-excludes.txt").read_text().splitlines():
         if line.startswith("#"):
             comment.append(line.lstrip("# "))
         elif line.strip():
             found[canonicalize_name(line.strip())] = " ".join(comment).strip()
+        else:
+            comment = []
     return found
 
 
 def test_make_setup_leaves_out_what_uv_excludes_lists_and_nothing_the_course_needs():
     """uv-excludes.txt: optional packages another one asks for that cost every process that imports them
-    (rfc3987-syntax builds a grammar at import, about 2 s of CPU). Each goes with its reason; none is
+    (rfc3987-syntax builds a grammar at import, about 2 s of CPU). Each goes with a reason that names it; none is
     something the course or a notebook imports, or requirements.txt asks for; every uv install of make
     setup leaves them out, and it uninstalls them from an older .venv; and nbformat still validates a
     notebook without them."""
     names = excluded()
-    assert "rfc3987-syntax" in names and all(reason for reason in names.values()), names
+    assert "rfc3987-syntax" in names and all(name in reason.lower() for name, reason in names.items()), names
     runtime = {canonicalize_name(r.name) for r in RUNTIME}
     assert not names.keys() & (runtime | REQUIREMENTS.keys()), names.keys() & (runtime | REQUIREMENTS.keys())
     result = make("-n", "-B", "VENV=/nonexistent/venv", "setup", path_dir=ROOT)
