@@ -11,7 +11,8 @@ reused). Each recipe line runs through a stand-in for make's shell (``python -m 
 records its wall time, the CPU time of everything it started and waited for (user + system, children
 included), how long the machine's cores were busy meanwhile (Chromium's processes, whose CPU time getrusage
 does not reach, are counted only there) and the load average before and after; pytest prints the slowest tests of
-each of its runs (``--durations``). The machine is shared more often than not: the CPU seconds say what a
+each of its runs (``--durations``), and the table after it the CPU time of each test file (``costs_by_test``,
+registered by tests/conftest.py): a test's wall time on a busy machine says as much about what ran beside it. The machine is shared more often than not: the CPU seconds say what a
 phase costs, the wall seconds what it took under that load, and the table gives both with the load beside
 them.
 """
@@ -219,6 +220,96 @@ def report(records: list[dict], wall: float, cpu: float, loads: tuple[float, flo
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------------------
+# The CPU time of each test file (make bench BENCH=suite). On a machine whose cores are all busy, pytest's
+# --durations give a test's wall time, stretched by whatever ran beside it; these figures give its cost.
+
+TESTS_VARIABLE = "POSENC_BENCH_TESTS_DIR"
+
+
+def register_costs_by_test(config) -> bool:
+    """From a conftest's ``pytest_configure``: where TESTS_VARIABLE names a folder, record each test's CPU time
+    there (``costs_by_test``). True when registered."""
+    folder = os.environ.get(TESTS_VARIABLE)
+    if not folder:
+        return False
+    config.pluginmanager.register(costs_by_test(Path(folder)), "posenc-bench-costs-by-test")
+    return True
+
+
+def costs_by_test(folder: Path):
+    """pytest hooks that measure each test (set-up, call and tear-down): the CPU time of its own process
+    (every thread) and of the processes it started and waited for (a kernel, a grader, a book build). Each
+    pytest process that ran tests writes them, and its own CPU time in all, to a JSON file of ``folder``."""
+    import pytest
+
+    class CostsByTest:
+        def __init__(self) -> None:
+            self.tests: list[list] = []
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_protocol(self, item, nextitem):
+            own, children = time.process_time(), _children_cpu()
+            try:
+                return (yield)
+            finally:
+                self.tests.append([item.nodeid, time.process_time() - own, _children_cpu() - children])
+
+        def pytest_sessionfinish(self, session) -> None:
+            if not self.tests:                  # pytest-xdist's controller: its workers ran the tests
+                return
+            run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{run}-{worker}.json").write_text(json.dumps(
+                {"run": run, "worker": worker, "finished": time.time(), "own": time.process_time(),
+                 "children": _children_cpu(), "tests": self.tests}))
+
+    return CostsByTest()
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def costs_of_tests(folder: Path) -> list[dict]:
+    """Per pytest run (in the order they ended): its tests' CPU time summed by file, and the CPU time of its
+    processes outside the tests (collection, pytest and pytest-xdist themselves)."""
+    runs: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        record = json.loads(path.read_text())
+        run = runs.setdefault(record["run"], {"files": {}, "outside": 0.0, "tests": 0, "finished": 0.0})
+        run["finished"] = max(run["finished"], record["finished"])
+        run["tests"] += len(record["tests"])
+        run["outside"] += record["own"] - sum(own for _, own, _ in record["tests"])
+        for nodeid, own, children in record["tests"]:
+            cost = run["files"].setdefault(nodeid.split("::")[0], [0.0, 0.0, 0])
+            cost[0], cost[1], cost[2] = cost[0] + own, cost[1] + children, cost[2] + 1
+    return sorted(runs.values(), key=lambda run: run["finished"])
+
+
+def costs_report(runs: list[dict], top: int = 12) -> str:
+    """The costliest test files of each pytest run: CPU seconds in the test's own process and in the processes
+    it waited for."""
+    lines = []
+    for number, run in enumerate(runs, 1):
+        files = sorted(run["files"].items(), key=lambda item: -(item[1][0] + item[1][1]))
+        total_own = sum(cost[0] for _, cost in files)
+        total_children = sum(cost[1] for _, cost in files)
+        lines += [f"pytest run {number} ({run['tests']} tests): CPU seconds by test file, the {min(top, len(files))} "
+                  f"costliest of {len(files)}",
+                  f"  {'own [s]':>9} {'waited [s]':>10} {'tests':>6}  file"]
+        lines += [f"  {own:9.1f} {children:10.1f} {count:6d}  {name}" for name, (own, children, count) in files[:top]]
+        lines.append(f"  {total_own:9.1f} {total_children:10.1f} {run['tests']:6d}  every test; outside them "
+                     f"(collection, pytest itself) {run['outside']:.1f} s")
+    if lines:
+        lines.append("  own: the test's process (every thread); waited: the processes it started and waited for "
+                     "(kernels, graders, builds). Chromium's processes are not among either: the busy seconds of "
+                     "the browser tests' line say what they add")
+    return "\n".join(lines)
+
+
 def bench_suite(checkout: Path, target: str = "test") -> int:
     """Run ``make <target>`` in ``checkout`` with every recipe line timed; print the table; return make's status."""
     with tempfile.TemporaryDirectory(prefix="posenc-bench-suite-") as folder:
@@ -226,7 +317,8 @@ def bench_suite(checkout: Path, target: str = "test") -> int:
         shell = Path(folder) / "timed-sh"
         shell.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m posenc.bench --line \"$@\"\n")
         shell.chmod(0o755)
-        env = {**os.environ, LOG_VARIABLE: str(log),
+        tests = Path(folder) / "tests"
+        env = {**os.environ, LOG_VARIABLE: str(log), TESTS_VARIABLE: str(tests),
                "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25 --durations-min=2"}
         env.pop("VIRTUAL_ENV", None)
         loads_start, busy_start, start = os.getloadavg()[0], busy_cpu_seconds(), time.perf_counter()
@@ -238,6 +330,9 @@ def bench_suite(checkout: Path, target: str = "test") -> int:
         busy = None if None in (busy_start, busy_end) else busy_end - busy_start
         print(report(records, wall, usage.ru_utime + usage.ru_stime, (loads_start, os.getloadavg()[0]), target,
                      busy))
+        costs = costs_report(costs_of_tests(tests))
+        if costs:
+            print(costs)
     print(f"make {target} exited with {status}")
     return status
 

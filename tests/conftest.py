@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from posenc import bench
 from posenc.exercises.authoring import notebook_namespace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,6 +191,10 @@ SLOW_FIRST = ("test_book.py", "test_colab_versions.py", "test_colab.py", "test_g
 def _slowness(item) -> int:
     name = item.path.name
     return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+
+
+def pytest_configure(config):
+    bench.register_costs_by_test(config)      # make bench BENCH=suite: the CPU time of each test file
 
 
 def pytest_collection_modifyitems(config, items):

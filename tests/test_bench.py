@@ -1,6 +1,11 @@
-"""make bench BENCH=suite's table (posenc.bench): the machine's busy time beside make's own CPU time."""
+"""make bench BENCH=suite's tables (posenc.bench): the machine's busy time beside make's own CPU time, and the
+CPU time of each test file."""
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +33,55 @@ def test_the_table_gives_each_line_its_busy_time_and_a_dash_where_none_was_recor
     assert lines[3].split()[:3] == ["3.0", "1.0", "-"]
     assert lines[4].split()[:3] == ["203.0", "121.0", "-"] and "in all (3 min 23 s)" in lines[4]
     assert "Chromium" in lines[5]
+
+
+def test_each_test_file_s_cpu_time_counts_its_own_process_and_what_it_waited_for(tmp_path):
+    """A run of two test files with the suite bench's hooks: one file works in its own process, the other in
+    a process it starts and waits for; each is measured where it worked, and the table lists both."""
+    (tmp_path / "conftest.py").write_text("from posenc import bench\n\n\n"
+                                          "def pytest_configure(config):\n"
+                                          "    bench.register_costs_by_test(config)\n")
+    (tmp_path / "test_here.py").write_text("import time\n\n\ndef test_work():\n"
+                                           "    end = time.process_time() + 0.4\n"
+                                           "    while time.process_time() < end:\n        pass\n")
+    (tmp_path / "test_child.py").write_text(
+        "import subprocess, sys\n\n\ndef test_work():\n"
+        "    subprocess.run([sys.executable, '-c', 'import time\\nend = time.process_time() + 0.4\\n"
+        "while time.process_time() < end: pass'], check=True)\n")
+    folder = tmp_path / "costs"
+    env = {**os.environ, bench.TESTS_VARIABLE: str(folder)}
+    env.pop("PYTEST_XDIST_TESTRUNUID", None)
+    env.pop("PYTEST_XDIST_WORKER", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           "--rootdir", str(tmp_path), str(tmp_path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [run] = bench.costs_of_tests(folder)
+    files = {Path(name).name: cost for name, cost in run["files"].items()}
+    assert files["test_here.py"][0] >= 0.35 and files["test_here.py"][1] < 0.2
+    assert files["test_child.py"][1] >= 0.35 and files["test_child.py"][0] < 0.2
+    assert run["tests"] == 2 and run["outside"] > 0
+    lines = bench.costs_report([run]).splitlines()
+    assert lines[0].startswith("pytest run 1 (2 tests)") and "own [s]" in lines[1]
+    assert {line.split()[-1].rsplit("/", 1)[-1] for line in lines[2:4]} == {"test_here.py", "test_child.py"}
+    assert "every test" in lines[4] and "Chromium" in lines[5]
+
+
+def test_without_the_variable_nothing_is_recorded(monkeypatch):
+    monkeypatch.delenv(bench.TESTS_VARIABLE, raising=False)
+    assert bench.register_costs_by_test(object()) is False
+    assert bench.costs_report(bench.costs_of_tests(Path("/nonexistent"))) == ""
+
+
+def test_the_suite_s_conftest_registers_the_hooks_where_the_bench_asks(monkeypatch, tmp_path):
+    from tests import conftest
+
+    registered = []
+
+    class Config:
+        class pluginmanager:          # noqa: N801 - pytest's attribute name
+            register = staticmethod(lambda plugin, name: registered.append(name))
+
+    monkeypatch.setenv(bench.TESTS_VARIABLE, str(tmp_path))
+    conftest.pytest_configure(Config())
+    assert registered == ["posenc-bench-costs-by-test"]
