@@ -237,15 +237,22 @@ def register_costs_by_test(config) -> bool:
     return True
 
 
+# What the last test's tear-down costs: it closes the fixtures of the whole session (the browser tests'
+# Chromium, whose processes are counted only when they end, servers, environments), not the test's own work.
+END_OF_RUN = "(the end of the run: the session's fixtures closed)"
+
+
 def costs_by_test(folder: Path):
     """pytest hooks that measure each test (set-up, call and tear-down): the CPU time of its own process
     (every thread) and of the processes it started and waited for (a kernel, a grader, a book build). Each
-    pytest process that ran tests writes them, and its own CPU time in all, to a JSON file of ``folder``."""
+    pytest process that ran tests writes them, and its own CPU time in all, to a JSON file of ``folder``. The
+    tear-down of its last test, which closes the session's fixtures, is recorded apart (END_OF_RUN)."""
     import pytest
 
     class CostsByTest:
         def __init__(self) -> None:
             self.tests: list[list] = []
+            self.closing: tuple[float, float] | None = None
 
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
@@ -253,7 +260,22 @@ def costs_by_test(folder: Path):
             try:
                 return (yield)
             finally:
-                self.tests.append([item.nodeid, time.process_time() - own, _children_cpu() - children])
+                own, children = time.process_time() - own, _children_cpu() - children
+                if self.closing is not None:        # the session's fixtures, closed by the last test's tear-down
+                    self.tests.append([END_OF_RUN, *self.closing])
+                    own, children = own - self.closing[0], children - self.closing[1]
+                    self.closing = None
+                self.tests.append([item.nodeid, own, children])
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_teardown(self, item, nextitem):
+            if nextitem is not None:
+                return (yield)
+            own, children = time.process_time(), _children_cpu()
+            try:
+                return (yield)
+            finally:
+                self.closing = (time.process_time() - own, _children_cpu() - children)
 
         def pytest_sessionfinish(self, session) -> None:
             if not self.tests:                  # pytest-xdist's controller: its workers ran the tests
@@ -281,11 +303,11 @@ def costs_of_tests(folder: Path) -> list[dict]:
         record = json.loads(path.read_text())
         run = runs.setdefault(record["run"], {"files": {}, "outside": 0.0, "tests": 0, "finished": 0.0})
         run["finished"] = max(run["finished"], record["finished"])
-        run["tests"] += len(record["tests"])
+        run["tests"] += sum(nodeid != END_OF_RUN for nodeid, _, _ in record["tests"])
         run["outside"] += record["own"] - sum(own for _, own, _ in record["tests"])
         for nodeid, own, children in record["tests"]:
             cost = run["files"].setdefault(nodeid.split("::")[0], [0.0, 0.0, 0])
-            cost[0], cost[1], cost[2] = cost[0] + own, cost[1] + children, cost[2] + 1
+            cost[0], cost[1], cost[2] = cost[0] + own, cost[1] + children, cost[2] + (nodeid != END_OF_RUN)
     return sorted(runs.values(), key=lambda run: run["finished"])
 
 
@@ -301,12 +323,13 @@ def costs_report(runs: list[dict], top: int = 12) -> str:
                   f"costliest of {len(files)}",
                   f"  {'own [s]':>9} {'waited [s]':>10} {'tests':>6}  file"]
         lines += [f"  {own:9.1f} {children:10.1f} {count:6d}  {name}" for name, (own, children, count) in files[:top]]
-        lines.append(f"  {total_own:9.1f} {total_children:10.1f} {run['tests']:6d}  every test; outside them "
+        lines.append(f"  {total_own:9.1f} {total_children:10.1f} {run['tests']:6d}  in all; outside the tests "
                      f"(collection, pytest itself) {run['outside']:.1f} s")
     if lines:
         lines.append("  own: the test's process (every thread); waited: the processes it started and waited for "
-                     "(kernels, graders, builds). Chromium's processes are not among either: the busy seconds of "
-                     "the browser tests' line say what they add")
+                     "(kernels, graders, builds). A process counts only once it has ended: Chromium's, closed with "
+                     "the session, fall to the end of the run, and only in part; the busy seconds of the browser "
+                     "tests' line hold all of them")
     return "\n".join(lines)
 
 

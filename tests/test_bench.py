@@ -35,19 +35,24 @@ def test_the_table_gives_each_line_its_busy_time_and_a_dash_where_none_was_recor
     assert "Chromium" in lines[5]
 
 
+BUSY = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"
+
+
 def test_each_test_file_s_cpu_time_counts_its_own_process_and_what_it_waited_for(tmp_path):
-    """A run of two test files with the suite bench's hooks: one file works in its own process, the other in
-    a process it starts and waits for; each is measured where it worked, and the table lists both."""
-    (tmp_path / "conftest.py").write_text("from posenc import bench\n\n\n"
-                                          "def pytest_configure(config):\n"
-                                          "    bench.register_costs_by_test(config)\n")
-    (tmp_path / "test_here.py").write_text("import time\n\n\ndef test_work():\n"
-                                           "    end = time.process_time() + 0.4\n"
-                                           "    while time.process_time() < end:\n        pass\n")
-    (tmp_path / "test_child.py").write_text(
-        "import subprocess, sys\n\n\ndef test_work():\n"
-        "    subprocess.run([sys.executable, '-c', 'import time\\nend = time.process_time() + 0.4\\n"
-        "while time.process_time() < end: pass'], check=True)\n")
+    """A run of three test files with the suite bench's hooks: one works in its own process, one in a process
+    it starts and waits for, and the last uses a process of the session that works until the session closes
+    it; each is measured where it worked, the session's process as the end of the run, and the table lists
+    them."""
+    (tmp_path / "conftest.py").write_text(
+        "import subprocess, sys\n\nimport pytest\n\nfrom posenc import bench\n\n\n"
+        "def pytest_configure(config):\n    bench.register_costs_by_test(config)\n\n\n"
+        "@pytest.fixture(scope='session')\ndef server():\n"       # a process of the session, ended by its close
+        f"    process = subprocess.Popen([sys.executable, '-c', {BUSY!r}])\n"
+        "    yield process\n    process.wait()\n")
+    (tmp_path / "test_here.py").write_text(f"def test_work():\n    exec({BUSY!r})\n")
+    (tmp_path / "test_child.py").write_text("import subprocess, sys\n\n\ndef test_work():\n"
+                                            f"    subprocess.run([sys.executable, '-c', {BUSY!r}], check=True)\n")
+    (tmp_path / "test_z_last.py").write_text("def test_uses_the_server(server):\n    assert server.pid\n")
     folder = tmp_path / "costs"
     env = {**os.environ, bench.TESTS_VARIABLE: str(folder)}
     env.pop("PYTEST_XDIST_TESTRUNUID", None)
@@ -60,11 +65,14 @@ def test_each_test_file_s_cpu_time_counts_its_own_process_and_what_it_waited_for
     files = {Path(name).name: cost for name, cost in run["files"].items()}
     assert files["test_here.py"][0] >= 0.35 and files["test_here.py"][1] < 0.2
     assert files["test_child.py"][1] >= 0.35 and files["test_child.py"][0] < 0.2
-    assert run["tests"] == 2 and run["outside"] > 0
+    assert files["test_z_last.py"][1] < 0.2                     # its server is the session's, closed at the end
+    assert run["files"][bench.END_OF_RUN][1] >= 0.35
+    assert run["tests"] == 3 and run["outside"] > 0
     lines = bench.costs_report([run]).splitlines()
-    assert lines[0].startswith("pytest run 1 (2 tests)") and "own [s]" in lines[1]
-    assert {line.split()[-1].rsplit("/", 1)[-1] for line in lines[2:4]} == {"test_here.py", "test_child.py"}
-    assert "every test" in lines[4] and "Chromium" in lines[5]
+    assert lines[0].startswith("pytest run 1 (3 tests)") and "own [s]" in lines[1]
+    assert {line.split("  ")[-1].rsplit("/", 1)[-1] for line in lines[2:5]} == {"test_here.py", "test_child.py",
+                                                                                bench.END_OF_RUN}
+    assert "in all" in lines[6] and "Chromium" in lines[7]
 
 
 def test_without_the_variable_nothing_is_recorded(monkeypatch):
