@@ -123,7 +123,7 @@ exercises: $(STAMP)
 
 # make bench: the pieces (notebooks, encodings, training, checks, grading); make bench BENCH=suite: make test
 # in a fresh clone, each recipe line's wall and CPU seconds, the machine's busy seconds and the load, the slowest tests
-# and the CPU seconds of each test file (python -m posenc.bench --suite).
+# and the CPU seconds of the costliest test files (python -m posenc.bench --suite).
 BENCH ?=
 bench: $(STAMP)
 	$(BIN)/python -m $(if $(filter suite,$(BENCH)),posenc.bench --suite,posenc.bench)

@@ -8,13 +8,16 @@ full sweep took as its results file recorded it.
 ``make bench BENCH=suite`` (``python -m posenc.bench --suite [--here]``) times the phases of ``make test``
 instead, in a fresh clone of this checkout as CI runs it (``--here``: in this checkout, its .venv and _build
 reused). Each recipe line runs through a stand-in for make's shell (``python -m posenc.bench --line``) that
-records its wall time, the CPU time of everything it started and waited for (user + system, children
-included), how long the machine's cores were busy meanwhile (Chromium's processes, whose CPU time getrusage
-does not reach, are counted only there) and the load average before and after; pytest prints the slowest tests of
-each of its runs (``--durations``), and the table after it the CPU time of each test file (``costs_by_test``,
-registered by tests/conftest.py): a test's wall time on a busy machine says as much about what ran beside it. The machine is shared more often than not: the CPU seconds say what a
-phase costs, the wall seconds what it took under that load, and the table gives both with the load beside
-them.
+records its wall time, the CPU time of everything it started that ended and was waited for (user + system,
+children included: of Chromium, only the browser processes and Playwright's driver, when the session closes
+them; not its renderers, which do most of its work), how long the machine's cores were busy meanwhile (on a
+quiet machine the line's whole cost, Chromium's renderers included) and the load average before and after.
+pytest prints the slowest tests of each of its runs (``--durations``); then, for each run, a table gives the
+CPU time of its costliest test files (``costs_by_test``, registered by tests/conftest.py), in the tests' own
+processes and in the processes below them, Chromium's renderers included: on a busy machine a test's wall
+time says as much about what ran beside it. The machine is shared more often than not: the CPU seconds say
+what a phase costs, the wall seconds what it took under that load, and the table gives both with the load
+beside them.
 """
 
 from __future__ import annotations
@@ -155,7 +158,7 @@ def cpu_model() -> str:
 def busy_cpu_seconds() -> float | None:
     """The CPU time every core of the machine has spent busy since it started (Linux's /proc/stat: user,
     nice, system, irq and softirq), whoever ran; None where there is no /proc/stat. Over a phase
-    of a quiet machine this is the phase's whole cost, Chromium's processes included, whose CPU time
+    of a quiet machine this is the phase's whole cost, Chromium's renderers included, whose CPU time
     getrusage does not reach."""
     try:
         fields = Path("/proc/stat").read_text().splitlines()[0].split()
@@ -215,8 +218,9 @@ def report(records: list[dict], wall: float, cpu: float, loads: tuple[float, flo
                      f"{phase_name(record['command'])}")
     lines.append(f"  {wall:9.1f} {cpu:9.1f} {_seconds(busy)} {'':>11}  in all ({int(wall // 60)} min "
                  f"{int(wall % 60):02d} s)")
-    lines.append("  CPU: make's own processes (Chromium's are not among them); busy: every core of the machine "
-                 "while the line ran, Chromium's and any other work's included")
+    lines.append("  CPU: make's own processes once ended (of Chromium's, only the browser processes closed with the "
+                 "session, not the renderers); busy: every core of the machine while the line ran, Chromium's "
+                 "and any other work's included")
     return "\n".join(lines)
 
 
@@ -225,6 +229,10 @@ def report(records: list[dict], wall: float, cpu: float, loads: tuple[float, flo
 # --durations give a test's wall time, stretched by whatever ran beside it; these figures give its cost.
 
 TESTS_VARIABLE = "POSENC_BENCH_TESTS_DIR"
+
+# The tear-down of a worker's last test closes its file's and the session's fixtures (the browsers, the
+# servers): measured apart, as this row, not as that test's work.
+END_OF_RUN = "(the last test's tear-down on each worker: its file's and the session's fixtures closed)"
 
 
 def register_costs_by_test(config) -> bool:
@@ -237,16 +245,30 @@ def register_costs_by_test(config) -> bool:
     return True
 
 
-# What the last test's tear-down costs: it closes the fixtures of the whole session (the browser tests'
-# Chromium, whose processes are counted only when they end, servers, environments), not the test's own work.
-END_OF_RUN = "(the end of the run: the session's fixtures closed)"
+def below_cpu() -> float:
+    """The CPU seconds of every process below this one: those that ended and were waited for (getrusage), and
+    the live ones (psutil), each with the ended processes it waited for. Its growth over a test is what the
+    processes under the test's process did meanwhile: its kernels, graders and builds, and Chromium's
+    renderers, which are children of children of Playwright's driver and end without being counted there."""
+    import psutil
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = usage.ru_utime + usage.ru_stime
+    for process in psutil.Process().children(recursive=True):
+        try:
+            times = process.cpu_times()
+        except psutil.Error:                    # it ended meanwhile
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
 
 
 def costs_by_test(folder: Path):
     """pytest hooks that measure each test (set-up, call and tear-down): the CPU time of its own process
-    (every thread) and of the processes it started and waited for (a kernel, a grader, a book build). Each
-    pytest process that ran tests writes them, and its own CPU time in all, to a JSON file of ``folder``. The
-    tear-down of its last test, which closes the session's fixtures, is recorded apart (END_OF_RUN)."""
+    (every thread) and of the processes below it (``below_cpu``). Each pytest process writes its tests and
+    its own CPU time in all to a JSON file of ``folder`` (pytest-xdist's controller too, which runs none);
+    the tear-down of a worker's last test is recorded apart (END_OF_RUN). With -x or Ctrl-C, pytest may close
+    the session's fixtures after these records are written."""
     import pytest
 
     class CostsByTest:
@@ -256,80 +278,89 @@ def costs_by_test(folder: Path):
 
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
-            own, children = time.process_time(), _children_cpu()
+            below = below_cpu()
+            own = time.process_time()
             try:
                 return (yield)
             finally:
-                own, children = time.process_time() - own, _children_cpu() - children
-                if self.closing is not None:        # the session's fixtures, closed by the last test's tear-down
-                    self.tests.append([END_OF_RUN, *self.closing])
-                    own, children = own - self.closing[0], children - self.closing[1]
+                own = time.process_time() - own
+                below = below_cpu() - below
+                if self.closing is not None:
+                    # Processes that end with the session (Chromium) take their counted seconds with them:
+                    # those seconds were the tests' and stay with them, so the closing counts only what it adds.
+                    self.tests.append([END_OF_RUN, self.closing[0], max(0.0, self.closing[1])])
+                    own, below = own - self.closing[0], below - self.closing[1]
                     self.closing = None
-                self.tests.append([item.nodeid, own, children])
+                self.tests.append([item.nodeid, own, below])
 
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_teardown(self, item, nextitem):
             if nextitem is not None:
                 return (yield)
-            own, children = time.process_time(), _children_cpu()
+            below = below_cpu()
+            own = time.process_time()
             try:
                 return (yield)
             finally:
-                self.closing = (time.process_time() - own, _children_cpu() - children)
+                own = time.process_time() - own
+                self.closing = (own, below_cpu() - below)
 
         def pytest_sessionfinish(self, session) -> None:
-            if not self.tests:                  # pytest-xdist's controller: its workers ran the tests
-                return
-            run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
-            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            worker = os.environ.get("PYTEST_XDIST_WORKER")
+            run = os.getppid() if worker else os.getpid()          # a worker's parent is its controller
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{run}-{worker}.json").write_text(json.dumps(
-                {"run": run, "worker": worker, "finished": time.time(), "own": time.process_time(),
-                 "children": _children_cpu(), "tests": self.tests}))
+            (folder / f"{run}-{worker or 'main'}-{os.getpid()}.json").write_text(json.dumps(
+                {"run": run, "worker": worker or "main", "finished": time.time(), "own": time.process_time(),
+                 "args": [] if worker else [str(arg) for arg in session.config.invocation_params.args],
+                 "tests": self.tests}))
 
     return CostsByTest()
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def costs_of_tests(folder: Path) -> list[dict]:
-    """Per pytest run (in the order they ended): its tests' CPU time summed by file, and the CPU time of its
-    processes outside the tests (collection, pytest and pytest-xdist themselves)."""
-    runs: dict[str, dict] = {}
+    """Per pytest run (in the order they ended): its tests' CPU time summed by file, the CPU time of its
+    processes outside the tests (their start, imports and collection, pytest and pytest-xdist themselves),
+    and its command's arguments."""
+    runs: dict[int, dict] = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         record = json.loads(path.read_text())
-        run = runs.setdefault(record["run"], {"files": {}, "outside": 0.0, "tests": 0, "finished": 0.0})
+        run = runs.setdefault(record["run"], {"files": {}, "outside": 0.0, "tests": 0, "finished": 0.0, "args": []})
         run["finished"] = max(run["finished"], record["finished"])
+        run["args"] = run["args"] or record["args"]
         run["tests"] += sum(nodeid != END_OF_RUN for nodeid, _, _ in record["tests"])
         run["outside"] += record["own"] - sum(own for _, own, _ in record["tests"])
-        for nodeid, own, children in record["tests"]:
+        for nodeid, own, below in record["tests"]:
             cost = run["files"].setdefault(nodeid.split("::")[0], [0.0, 0.0, 0])
-            cost[0], cost[1], cost[2] = cost[0] + own, cost[1] + children, cost[2] + (nodeid != END_OF_RUN)
-    return sorted(runs.values(), key=lambda run: run["finished"])
+            cost[0], cost[1], cost[2] = cost[0] + own, cost[1] + below, cost[2] + (nodeid != END_OF_RUN)
+    return sorted((run for run in runs.values() if run["tests"]), key=lambda run: run["finished"])
 
 
-def costs_report(runs: list[dict], top: int = 12) -> str:
+def costs_report(runs: list[dict], top: int = 12, busy: list[float | None] | None = None) -> str:
     """The costliest test files of each pytest run: CPU seconds in the test's own process and in the processes
-    it waited for."""
+    below it; ``busy``, where given, the busy seconds of each run's line of the phase table."""
     lines = []
     for number, run in enumerate(runs, 1):
         files = sorted(run["files"].items(), key=lambda item: -(item[1][0] + item[1][1]))
-        total_own = sum(cost[0] for _, cost in files)
-        total_children = sum(cost[1] for _, cost in files)
-        lines += [f"pytest run {number} ({run['tests']} tests): CPU seconds by test file, the {min(top, len(files))} "
-                  f"costliest of {len(files)}",
-                  f"  {'own [s]':>9} {'waited [s]':>10} {'tests':>6}  file"]
-        lines += [f"  {own:9.1f} {children:10.1f} {count:6d}  {name}" for name, (own, children, count) in files[:top]]
-        lines.append(f"  {total_own:9.1f} {total_children:10.1f} {run['tests']:6d}  in all; outside the tests "
-                     f"(collection, pytest itself) {run['outside']:.1f} s")
+        own_total, below_total = (sum(cost[i] for _, cost in files) for i in (0, 1))
+        command = " ".join(run["args"])
+        command = command if len(command) <= 80 else command[:77] + "..."
+        lines += [f"pytest run {number} ({run['tests']} tests; pytest {command}): CPU seconds by test file, the "
+                  f"{min(top, len(files))} costliest of {len(files)}",
+                  f"  {'own [s]':>9} {'below [s]':>10} {'tests':>6}  file"]
+        lines += [f"  {own:9.1f} {below:10.1f} {count:6d}  {name}" for name, (own, below, count) in files[:top]]
+        lines.append(f"  {own_total:9.1f} {below_total:10.1f} {run['tests']:6d}  every file, the "
+                     f"{max(0, len(files) - top)} not listed included")
+        in_all = own_total + below_total + run["outside"]
+        line = (f"  outside the tests (the processes' start, imports and collection, pytest and pytest-xdist): "
+                f"{run['outside']:.1f} s; the run in all: {in_all:.1f} s")
+        if busy and number <= len(busy) and busy[number - 1] is not None:
+            line += f" of the {busy[number - 1]:.1f} s its line kept the cores busy"
+        lines.append(line)
     if lines:
-        lines.append("  own: the test's process (every thread); waited: the processes it started and waited for "
-                     "(kernels, graders, builds). A process counts only once it has ended: Chromium's, closed with "
-                     "the session, fall to the end of the run, and only in part; the busy seconds of the browser "
-                     "tests' line hold all of them")
+        lines.append("  own: the test's process (every thread); below: the processes under it, for what they did "
+                     "while the test ran (kernels, graders, builds, Chromium's pages). A cost several files share "
+                     "(a session's fixture, a notebook executed once and kept) falls to the first file that pays "
+                     "it on its worker")
     return "\n".join(lines)
 
 
@@ -353,7 +384,9 @@ def bench_suite(checkout: Path, target: str = "test") -> int:
         busy = None if None in (busy_start, busy_end) else busy_end - busy_start
         print(report(records, wall, usage.ru_utime + usage.ru_stime, (loads_start, os.getloadavg()[0]), target,
                      busy))
-        costs = costs_report(costs_of_tests(tests))
+        pytest_lines = [record.get("busy") for record in records if " -m pytest " in f" {record['command']} "]
+        runs = costs_of_tests(tests)
+        costs = costs_report(runs, busy=pytest_lines if len(pytest_lines) == len(runs) else None)
         if costs:
             print(costs)
     print(f"make {target} exited with {status}")

@@ -1,6 +1,7 @@
 """make bench BENCH=suite's tables (posenc.bench): the machine's busy time beside make's own CPU time, and the
 CPU time of each test file."""
 
+import json
 import os
 import subprocess
 import sys
@@ -37,42 +38,121 @@ def test_the_table_gives_each_line_its_busy_time_and_a_dash_where_none_was_recor
 
 BUSY = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"
 
+CONFTEST = f"""import subprocess, sys
 
-def test_each_test_file_s_cpu_time_counts_its_own_process_and_what_it_waited_for(tmp_path):
-    """A run of three test files with the suite bench's hooks: one works in its own process, one in a process
-    it starts and waits for, and the last uses a process of the session that works until the session closes
-    it; each is measured where it worked, the session's process as the end of the run, and the table lists
-    them."""
-    (tmp_path / "conftest.py").write_text(
-        "import subprocess, sys\n\nimport pytest\n\nfrom posenc import bench\n\n\n"
-        "def pytest_configure(config):\n    bench.register_costs_by_test(config)\n\n\n"
-        "@pytest.fixture(scope='session')\ndef server():\n"       # a process of the session, ended by its close
-        f"    process = subprocess.Popen([sys.executable, '-c', {BUSY!r}])\n"
-        "    yield process\n    process.wait()\n")
-    (tmp_path / "test_here.py").write_text(f"def test_work():\n    exec({BUSY!r})\n")
+import pytest
+
+from posenc import bench
+
+LEFT_RUNNING = []
+
+
+def pytest_configure(config):
+    bench.register_costs_by_test(config)
+
+
+@pytest.fixture(scope="session")
+def server():                  # a process of the session: it works until the session's close waits for it
+    process = subprocess.Popen([sys.executable, "-c", {BUSY!r}])
+    yield process
+    process.wait()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stop_what_was_left_running():
+    yield
+    for process in LEFT_RUNNING:
+        process.kill()
+        process.wait()
+"""
+
+# A shell that waits for a busy Python, then sleeps: the Python's work is counted in the live shell's figures
+# while the shell runs on after the test (Chromium's renderers, children of a browser that outlives the test).
+LIVE = """import os, shlex, subprocess, sys, time
+
+import psutil
+
+from conftest import LEFT_RUNNING
+
+
+def test_work():
+    busy = os.path.join(os.path.dirname(__file__), "busy.py")
+    shell = subprocess.Popen(["sh", "-c", f"{shlex.quote(sys.executable)} {shlex.quote(busy)}; sleep 60"])
+    LEFT_RUNNING.append(shell)
+    deadline = time.monotonic() + 30
+    while sum(psutil.Process(shell.pid).cpu_times()[2:4]) < 0.35:          # children_user, children_system
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+"""
+
+
+def run_with_the_hooks(tmp_path, *options):
+    """pytest on four test files with the suite bench's hooks (the checkout's own posenc); its recorded runs."""
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_here.py").write_text(f"def test_work():\n    exec({BUSY!r})\n    exec({BUSY!r})\n")   # the costliest
     (tmp_path / "test_child.py").write_text("import subprocess, sys\n\n\ndef test_work():\n"
                                             f"    subprocess.run([sys.executable, '-c', {BUSY!r}], check=True)\n")
+    (tmp_path / "test_live.py").write_text(LIVE)
+    (tmp_path / "busy.py").write_text(BUSY)
     (tmp_path / "test_z_last.py").write_text("def test_uses_the_server(server):\n    assert server.pid\n")
     folder = tmp_path / "costs"
-    env = {**os.environ, bench.TESTS_VARIABLE: str(folder)}
-    env.pop("PYTEST_XDIST_TESTRUNUID", None)
-    env.pop("PYTEST_XDIST_WORKER", None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+    env = {**os.environ, bench.TESTS_VARIABLE: str(folder),
+           "PYTHONPATH": f"{Path(bench.__file__).resolve().parents[1]}{os.pathsep}{tmp_path}"}
+    for name in ("PYTEST_XDIST_TESTRUNUID", "PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options,
                            "--rootdir", str(tmp_path), str(tmp_path)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
-    [run] = bench.costs_of_tests(folder)
+    records = [json.loads(path.read_text()) for path in folder.glob("*.json")]
+    return bench.costs_of_tests(folder), records
+
+
+@pytest.mark.parametrize("options", [("-p", "no:xdist"), ("-n", "2", "--dist", "loadfile")],
+                         ids=["one process", "two workers"])
+def test_each_test_file_s_cpu_time_is_counted_where_its_work_was_done(tmp_path, options):
+    """One file works in its own process, one in a process it waits for, one in a process that outlives it,
+    and the last uses a process of the session that works until the session's close: each is measured where
+    it worked, and the session's close apart."""
+    [run], records = run_with_the_hooks(tmp_path, *options)
     files = {Path(name).name: cost for name, cost in run["files"].items()}
-    assert files["test_here.py"][0] >= 0.35 and files["test_here.py"][1] < 0.2
+    assert files["test_here.py"][0] >= 0.75 and files["test_here.py"][1] < 0.2
     assert files["test_child.py"][1] >= 0.35 and files["test_child.py"][0] < 0.2
-    assert files["test_z_last.py"][1] < 0.2                     # its server is the session's, closed at the end
-    assert run["files"][bench.END_OF_RUN][1] >= 0.35
-    assert run["tests"] == 3 and run["outside"] > 0
-    lines = bench.costs_report([run]).splitlines()
-    assert lines[0].startswith("pytest run 1 (3 tests)") and "own [s]" in lines[1]
-    assert {line.split("  ")[-1].rsplit("/", 1)[-1] for line in lines[2:5]} == {"test_here.py", "test_child.py",
-                                                                                bench.END_OF_RUN}
-    assert "in all" in lines[6] and "Chromium" in lines[7]
+    assert files["test_live.py"][1] >= 0.35
+    assert files["test_z_last.py"][1] < 0.2
+    assert 0.3 <= run["files"][bench.END_OF_RUN][1] < 1.0       # the server; the killed shell takes nothing back
+    assert run["tests"] == 4 and run["args"][-1] == str(tmp_path)
+    for record in records:          # one tear-down apart per process that ran tests, after its last test
+        ends = [i for i, (nodeid, _, _) in enumerate(record["tests"]) if nodeid == bench.END_OF_RUN]
+        assert ends == ([len(record["tests"]) - 2] if record["tests"] else []), record
+    workers = {record["worker"] for record in records}
+    assert workers == ({"main"} if "no:xdist" in options else {"main", "gw0", "gw1"})    # main: the controller
+    tests_own = sum(own for record in records for _, own, _ in record["tests"])
+    assert abs(run["outside"] - (sum(record["own"] for record in records) - tests_own)) < 1e-6 and run["outside"] > 0
+
+    lines = bench.costs_report([run], top=3, busy=[9.5]).splitlines()
+    assert lines[0].startswith("pytest run 1 (4 tests; pytest ") and "the 3 costliest of 5" in lines[0]
+    assert "own [s]" in lines[1] and "below [s]" in lines[1]
+    shown = [line.split("  ")[-1] for line in lines[2:5]]
+    costs = [float(line.split()[0]) + float(line.split()[1]) for line in lines[2:5]]
+    assert costs == sorted(costs, reverse=True) and shown[0].endswith("test_here.py")
+    assert "test_z_last.py" not in " ".join(shown)
+    every = lines[5].split()
+    assert float(every[0]) == pytest.approx(sum(c[0] for c in run["files"].values()), abs=0.06)
+    assert float(every[1]) == pytest.approx(sum(c[1] for c in run["files"].values()), abs=0.06)
+    assert "the 2 not listed included" in lines[5]
+    assert "outside the tests" in lines[6] and lines[6].endswith("of the 9.5 s its line kept the cores busy")
+    assert "Chromium" in lines[7]
+
+
+def test_runs_come_in_the_order_they_ended(tmp_path):
+    folder = tmp_path / "costs"
+    folder.mkdir()
+    for run, finished in ((111, 20.0), (222, 10.0)):
+        (folder / f"{run}-main-{run}.json").write_text(json.dumps(
+            {"run": run, "worker": "main", "finished": finished, "own": 1.0, "args": [f"run{run}"],
+             "tests": [["tests/test_a.py::test", 0.5, 0.0]]}))
+    assert [run["args"] for run in bench.costs_of_tests(folder)] == [["run222"], ["run111"]]
 
 
 def test_without_the_variable_nothing_is_recorded(monkeypatch):
