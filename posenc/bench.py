@@ -15,14 +15,15 @@ quiet machine the line's whole cost, Chromium's renderers included) and the load
 pytest prints the slowest tests of each of its runs (``--durations``); then, for each run, a table gives the
 CPU time of its costliest test files (``costs_by_test``, registered by tests/conftest.py), in the tests' own
 processes and in the processes below them, Chromium's renderers included: on a busy machine a test's wall
-time says as much about what ran beside it. The machine is shared more often than not: the CPU seconds say
-what a phase costs, the wall seconds what it took under that load, and the table gives both with the load
-beside them.
+time says as much about what ran beside it. The machine is shared more often than not: the busy seconds (on a
+quiet machine) and the tables say what a phase costs, the CPU seconds what make's processes cost once they
+ended, and the wall seconds what it took under that load, with the load beside them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -218,9 +219,9 @@ def report(records: list[dict], wall: float, cpu: float, loads: tuple[float, flo
                      f"{phase_name(record['command'])}")
     lines.append(f"  {wall:9.1f} {cpu:9.1f} {_seconds(busy)} {'':>11}  in all ({int(wall // 60)} min "
                  f"{int(wall % 60):02d} s)")
-    lines.append("  CPU: make's own processes once ended (of Chromium's, only the browser processes closed with the "
-                 "session, not the renderers); busy: every core of the machine while the line ran, Chromium's "
-                 "and any other work's included")
+    lines.append("  CPU: make's own processes once ended (of Chromium, only the browser processes and Playwright's "
+                 "driver, closed with the session; not the renderers); busy: every core of the machine while the "
+                 "line ran, Chromium's renderers and any other work's included")
     return "\n".join(lines)
 
 
@@ -235,14 +236,38 @@ TESTS_VARIABLE = "POSENC_BENCH_TESTS_DIR"
 END_OF_RUN = "(the last test's tear-down on each worker: its file's and the session's fixtures closed)"
 
 
+# The hooks registered in this process, where shared_cost records.
+_RECORDER = None
+
+
 def register_costs_by_test(config) -> bool:
     """From a conftest's ``pytest_configure``: where TESTS_VARIABLE names a folder, record each test's CPU time
     there (``costs_by_test``). True when registered."""
+    global _RECORDER
     folder = os.environ.get(TESTS_VARIABLE)
     if not folder:
         return False
-    config.pluginmanager.register(costs_by_test(Path(folder)), "posenc-bench-costs-by-test")
+    _RECORDER = costs_by_test(Path(folder))
+    config.pluginmanager.register(_RECORDER, "posenc-bench-costs-by-test")
     return True
+
+
+@contextlib.contextmanager
+def shared_cost(name: str):
+    """Work done once and kept for several test files (a page's inspection, a notebook's namespace): where the
+    bench records, its CPU time goes to a row of its own, "(shared) name", instead of to whichever test asked
+    first; elsewhere nothing happens."""
+    recorder = _RECORDER
+    if recorder is None:
+        yield
+        return
+    below = below_cpu()
+    own = time.process_time()
+    try:
+        yield
+    finally:
+        own = time.process_time() - own
+        recorder.shared.append([f"(shared) {name}", own, below_cpu() - below])
 
 
 def below_cpu() -> float:
@@ -275,6 +300,7 @@ def costs_by_test(folder: Path):
         def __init__(self) -> None:
             self.tests: list[list] = []
             self.closing: tuple[float, float] | None = None
+            self.shared: list[list] = []            # shared_cost's rows of the running test
 
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
@@ -285,6 +311,10 @@ def costs_by_test(folder: Path):
             finally:
                 own = time.process_time() - own
                 below = below_cpu() - below
+                for row in self.shared:              # work kept for other files too: a row of its own
+                    self.tests.append(row)
+                    own, below = own - row[1], below - row[2]
+                self.shared = []
                 if self.closing is not None:
                     # Processes that end with the session (Chromium) take their counted seconds with them:
                     # those seconds were the tests' and stay with them, so the closing counts only what it adds.
@@ -317,6 +347,10 @@ def costs_by_test(folder: Path):
     return CostsByTest()
 
 
+def _is_a_test(nodeid: str) -> bool:
+    return nodeid != END_OF_RUN and not nodeid.startswith("(shared) ")
+
+
 def costs_of_tests(folder: Path) -> list[dict]:
     """Per pytest run (in the order they ended): its tests' CPU time summed by file, the CPU time of its
     processes outside the tests (their start, imports and collection, pytest and pytest-xdist themselves),
@@ -327,11 +361,11 @@ def costs_of_tests(folder: Path) -> list[dict]:
         run = runs.setdefault(record["run"], {"files": {}, "outside": 0.0, "tests": 0, "finished": 0.0, "args": []})
         run["finished"] = max(run["finished"], record["finished"])
         run["args"] = run["args"] or record["args"]
-        run["tests"] += sum(nodeid != END_OF_RUN for nodeid, _, _ in record["tests"])
+        run["tests"] += sum(_is_a_test(nodeid) for nodeid, _, _ in record["tests"])
         run["outside"] += record["own"] - sum(own for _, own, _ in record["tests"])
         for nodeid, own, below in record["tests"]:
             cost = run["files"].setdefault(nodeid.split("::")[0], [0.0, 0.0, 0])
-            cost[0], cost[1], cost[2] = cost[0] + own, cost[1] + below, cost[2] + (nodeid != END_OF_RUN)
+            cost[0], cost[1], cost[2] = cost[0] + own, cost[1] + below, cost[2] + _is_a_test(nodeid)
     return sorted((run for run in runs.values() if run["tests"]), key=lambda run: run["finished"])
 
 
@@ -358,9 +392,10 @@ def costs_report(runs: list[dict], top: int = 12, busy: list[float | None] | Non
         lines.append(line)
     if lines:
         lines.append("  own: the test's process (every thread); below: the processes under it, for what they did "
-                     "while the test ran (kernels, graders, builds, Chromium's pages). A cost several files share "
-                     "(a session's fixture, a notebook executed once and kept) falls to the first file that pays "
-                     "it on its worker")
+                     "while the test ran (kernels, graders, builds, Chromium's pages). (shared): work kept for "
+                     "several files (every page's inspection, the exercise notebooks' namespaces, the Colab-like "
+                     "environment), apart from the file that asked first; any other cost several files share "
+                     "falls to the first file that pays it on its worker")
     return "\n".join(lines)
 
 

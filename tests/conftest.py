@@ -37,7 +37,8 @@ def _copy_namespace(set_id: str, copy: str) -> dict:
     from posenc.exercises import authoring
 
     source = next(s for s in authoring.sources() if s.stem.split("_")[0] == set_id)
-    return notebook_namespace(authoring.targets(source)[copy])
+    with bench.shared_cost("the exercise and solution notebooks' namespaces (copy_namespace)"):
+        return notebook_namespace(authoring.targets(source)[copy])
 
 
 def copy_namespace(set_id: str, copy: str) -> dict:
@@ -68,7 +69,8 @@ def colab_env() -> Path:
     (tests/colab_env.py; made once per run, whichever worker asks first)."""
     from tests import colab_env as colab
 
-    return colab.prepare()
+    with bench.shared_cost("the Colab-like environment (tests/colab_env.py)"):
+        return colab.prepare()
 
 
 def explorer_config(explorer) -> dict:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from posenc import bench
 from tests.browser import helpers
 from tests.browser.pageview import inspect_page
 
@@ -157,7 +158,8 @@ def _reporter(browser_context, site: Path, base_url: str, external, **options):
             pytest.skip(f"{page.docname} has no page in {site} (built before it was added?)")
         key = f"{base_url}{page.html_path}"
         if key not in _REPORTS:
-            _REPORTS[key] = inspect_page(browser_context, base_url, page, external, **options)
+            with bench.shared_cost("every page's inspection (tests/browser/pageview.py), which several tests read"):
+                _REPORTS[key] = inspect_page(browser_context, base_url, page, external, **options)
         return _REPORTS[key]
     return get
 
