@@ -254,13 +254,15 @@ def register_costs_by_test(config) -> bool:
 
 @contextlib.contextmanager
 def shared_cost(name: str):
-    """Work done once and kept for several test files (a page's inspection, a notebook's namespace): where the
-    bench records, its CPU time goes to a row of its own, "(shared) name", instead of to whichever test asked
-    first; elsewhere nothing happens."""
+    """Work done once per worker and kept for several test files (a page's inspection, a notebook's namespace):
+    where the bench records, its CPU time goes to a row of its own, "(shared) name", instead of to whichever
+    test asked first; elsewhere nothing happens. Only the outermost block counts, and only during a test
+    (not at collection, nor in the session's close, which has its own row)."""
     recorder = _RECORDER
-    if recorder is None:
+    if recorder is None or not recorder.in_test or recorder.sharing:   # only the outermost block of a test
         yield
         return
+    recorder.sharing = True
     below = below_cpu()
     own = time.process_time()
     try:
@@ -268,6 +270,7 @@ def shared_cost(name: str):
     finally:
         own = time.process_time() - own
         recorder.shared.append([f"(shared) {name}", own, below_cpu() - below])
+        recorder.sharing = False
 
 
 def below_cpu() -> float:
@@ -301,14 +304,18 @@ def costs_by_test(folder: Path):
             self.tests: list[list] = []
             self.closing: tuple[float, float] | None = None
             self.shared: list[list] = []            # shared_cost's rows of the running test
+            self.in_test = False
+            self.sharing = False
 
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
             below = below_cpu()
             own = time.process_time()
+            self.in_test = True
             try:
                 return (yield)
             finally:
+                self.in_test = False
                 own = time.process_time() - own
                 below = below_cpu() - below
                 for row in self.shared:              # work kept for other files too: a row of its own
@@ -329,6 +336,7 @@ def costs_by_test(folder: Path):
                 return (yield)
             below = below_cpu()
             own = time.process_time()
+            self.in_test = False                    # the session's close: its own row, nothing shared
             try:
                 return (yield)
             finally:

@@ -197,5 +197,22 @@ def test_the_suite_s_conftest_registers_the_hooks_where_the_bench_asks(monkeypat
             register = staticmethod(lambda plugin, name: registered.append(name))
 
     monkeypatch.setenv(bench.TESTS_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(bench, "_RECORDER", None)        # restored after: the rest of the run keeps its own
     conftest.pytest_configure(Config())
     assert registered == ["posenc-bench-costs-by-test"]
+
+
+def test_only_the_outermost_shared_block_of_a_test_gets_a_row(monkeypatch, tmp_path):
+    recorder = bench.costs_by_test(tmp_path)
+    monkeypatch.setattr(bench, "_RECORDER", recorder)
+    with bench.shared_cost("at collection"):            # outside a test: nothing to take it off
+        pass
+    assert recorder.shared == []
+    recorder.in_test = True
+    with bench.shared_cost("outer"):
+        with bench.shared_cost("inner"):
+            exec(busy(0.1))
+    assert [row[0] for row in recorder.shared] == ["(shared) outer"] and recorder.shared[0][1] >= 0.09
+    with pytest.raises(ValueError), bench.shared_cost("raising"):
+        raise ValueError
+    assert [row[0] for row in recorder.shared] == ["(shared) outer", "(shared) raising"] and not recorder.sharing

@@ -8,6 +8,7 @@ and anything else external (the widget manager's scripts, fonts) is refused and 
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import re
 import urllib.parse
@@ -158,7 +159,10 @@ def _reporter(browser_context, site: Path, base_url: str, external, **options):
             pytest.skip(f"{page.docname} has no page in {site} (built before it was added?)")
         key = f"{base_url}{page.html_path}"
         if key not in _REPORTS:
-            with bench.shared_cost("every page's inspection (tests/browser/pageview.py), which several tests read"):
+            # The book's pages are read by several files; the student edition's only by test_student_edition.py.
+            shared = (bench.shared_cost("every page's inspection (tests/browser/pageview.py), which several test "
+                                        "files read") if not options else contextlib.nullcontext())
+            with shared:
                 _REPORTS[key] = inspect_page(browser_context, base_url, page, external, **options)
         return _REPORTS[key]
     return get
