@@ -64,9 +64,11 @@ def shared():                  # work done once and kept for two files
 
 
 @pytest.fixture(scope="session")
-def server():                  # a process of the session: it works until the session's close waits for it
-    process = subprocess.Popen([sys.executable, "-c", {busy(0.25)!r}])
+def server():                  # a process of the session: it works when the session's close tells it to
+    process = subprocess.Popen([sys.executable, "-c", "import sys\\nsys.stdin.read()\\n" + {busy(0.25)!r}],
+                               stdin=subprocess.PIPE)
     yield process
+    process.stdin.close()
     process.wait()
 
 
