@@ -236,6 +236,9 @@ TESTS_VARIABLE = "POSENC_BENCH_TESTS_DIR"
 END_OF_RUN = "(the last test's tear-down on each worker: its file's and the session's fixtures closed)"
 
 
+# The rows of work kept for several files (shared_cost) start with this.
+SHARED = "(shared) "
+
 # The hooks registered in this process, where shared_cost records.
 _RECORDER = None
 
@@ -263,14 +266,26 @@ def shared_cost(name: str):
         yield
         return
     recorder.sharing = True
+    try:
+        with _measured() as cost:
+            yield
+    finally:
+        recorder.shared.append([SHARED + name, *cost])
+        recorder.sharing = False
+
+
+@contextlib.contextmanager
+def _measured():
+    """The CPU seconds the block cost, [own, below], filled in as it ends: this process's (every thread) and
+    those of the processes below it (below_cpu, whose own walk through them stays outside the block's time)."""
+    cost = [0.0, 0.0]
     below = below_cpu()
     own = time.process_time()
     try:
-        yield
+        yield cost
     finally:
         own = time.process_time() - own
-        recorder.shared.append([f"(shared) {name}", own, below_cpu() - below])
-        recorder.sharing = False
+        cost[:] = [own, below_cpu() - below]
 
 
 def below_cpu() -> float:
@@ -309,15 +324,14 @@ def costs_by_test(folder: Path):
 
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
-            below = below_cpu()
-            own = time.process_time()
-            self.in_test = True
+            cost = [0.0, 0.0]
             try:
-                return (yield)
+                with _measured() as cost:
+                    self.in_test = True
+                    return (yield)
             finally:
                 self.in_test = False
-                own = time.process_time() - own
-                below = below_cpu() - below
+                own, below = cost
                 for row in self.shared:              # work kept for other files too: a row of its own
                     self.tests.append(row)
                     own, below = own - row[1], below - row[2]
@@ -334,14 +348,13 @@ def costs_by_test(folder: Path):
         def pytest_runtest_teardown(self, item, nextitem):
             if nextitem is not None:
                 return (yield)
-            below = below_cpu()
-            own = time.process_time()
             self.in_test = False                    # the session's close: its own row, nothing shared
+            cost = [0.0, 0.0]
             try:
-                return (yield)
+                with _measured() as cost:
+                    return (yield)
             finally:
-                own = time.process_time() - own
-                self.closing = (own, below_cpu() - below)
+                self.closing = tuple(cost)
 
         def pytest_sessionfinish(self, session) -> None:
             worker = os.environ.get("PYTEST_XDIST_WORKER")
@@ -356,7 +369,7 @@ def costs_by_test(folder: Path):
 
 
 def _is_a_test(nodeid: str) -> bool:
-    return nodeid != END_OF_RUN and not nodeid.startswith("(shared) ")
+    return nodeid != END_OF_RUN and not nodeid.startswith(SHARED)
 
 
 def costs_of_tests(folder: Path) -> list[dict]:

@@ -151,7 +151,7 @@ def new_page(browser_context):
 _REPORTS: dict[str, object] = {}
 
 
-def _reporter(browser_context, site: Path, base_url: str, external, **options):
+def _reporter(browser_context, site: Path, base_url: str, external, shared: bool = True, **options):
     def get(page: helpers.Page):
         if page.source is None:
             pytest.skip(f"{page.docname} is listed in the table of contents but not written yet")
@@ -159,10 +159,9 @@ def _reporter(browser_context, site: Path, base_url: str, external, **options):
             pytest.skip(f"{page.docname} has no page in {site} (built before it was added?)")
         key = f"{base_url}{page.html_path}"
         if key not in _REPORTS:
-            # The book's pages are read by several files; the student edition's only by test_student_edition.py.
-            shared = (bench.shared_cost("every page's inspection (tests/browser/pageview.py), which several test "
-                                        "files read") if not options else contextlib.nullcontext())
-            with shared:
+            kept = (bench.shared_cost("every page's inspection (tests/browser/pageview.py), which several test "
+                                      "files read") if shared else contextlib.nullcontext())
+            with kept:
                 _REPORTS[key] = inspect_page(browser_context, base_url, page, external, **options)
         return _REPORTS[key]
     return get
@@ -177,7 +176,8 @@ def report_of(browser_context, site, base_url, external):
 @pytest.fixture()
 def student_report_of(browser_context, student_site, student_base_url, external):
     """The audit of a page of the student edition: accessibility and layout, no screenshots."""
-    return _reporter(browser_context, student_site, student_base_url, external, full=False,
+    # Read by test_student_edition.py alone: its inspections stay with that file in make bench's table.
+    return _reporter(browser_context, student_site, student_base_url, external, shared=False, full=False,
                      name_prefix="student__")
 
 
