@@ -1,7 +1,8 @@
 """The site builds with zero warnings (-W -n), executing every notebook, and the pages hold what readers need.
 
-The executions are those of `make book` (python -m posenc.book.execute, two notebooks at a time, each
-kernel in an empty folder), with one difference: the kernel is the Colab-like environment's
+The executions are those of `make book` (python -m posenc.book.execute, each kernel in an empty folder, as
+many notebooks at a time as the suite has workers: two under `make test`, four under `make test JOBS=4`),
+with one difference: the kernel is the Colab-like environment's
 (tests/colab_env.py), where the course package is a wheel installed by the notebooks' first cell. So this
 one execution of each chapter and solution is also its "opened alone from a launch button" test, and
 tests/test_colab.py runs only the notebooks the book leaves unexecuted. This is the slowest test; under
@@ -52,15 +53,28 @@ def colab_kernel_environ() -> dict:
     return env
 
 
+def book_jobs() -> int:
+    """Notebooks executed at a time: one per worker of the suite (pytest-xdist's ``-n``, which `make test` sets
+    to ``JOBS``), two without pytest-xdist (`make book`'s default)."""
+    return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 2))
+
+
 def build_book(env: dict) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
     """`make book`'s two steps: execute every notebook into an empty cache, then build from the cache."""
     shutil.rmtree(ROOT / "_build" / ".jupyter_cache", ignore_errors=True)    # execute everything afresh
-    executed = subprocess.run([sys.executable, "-m", "posenc.book.execute", "--jobs", "2"], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=1800)
+    executed = subprocess.run([sys.executable, "-m", "posenc.book.execute", "--jobs", str(book_jobs())], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=1800)
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     built = subprocess.run([str(jupyter_book), "build", ".", "--all", "-W", "-n", "--keep-going"],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     return executed, built
+
+
+def test_the_book_executes_as_many_notebooks_at_a_time_as_the_suite_has_workers(monkeypatch):
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    assert book_jobs() == 4
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT")
+    assert book_jobs() == 2
 
 
 def test_the_book_kernel_of_the_tests_is_the_colab_like_environment(colab_env):
