@@ -1,16 +1,15 @@
 """The site builds with zero warnings (-W -n), executing every notebook, and the pages hold what readers need.
 
-The executions are those of `make book` (python -m posenc.book.execute, each kernel in an empty folder, as
-many notebooks at a time as the suite has workers: two under `make test`, four under `make test JOBS=4`),
-with one difference: the kernel is the Colab-like environment's
-(tests/colab_env.py), where the course package is a wheel installed by the notebooks' first cell. So this
-one execution of each chapter and solution is also its "opened alone from a launch button" test, and
-tests/test_colab.py runs only the notebooks the book leaves unexecuted. This is the slowest test; under
-pytest-xdist it runs on one worker while the other takes the rest of the suite. The built site stays in
-_build/html for `make book` users and for the browser tests, and so do what `make student-book` and `make
-book`'s last step make from the same executions (the student edition, the slide decks): built here, on this
-worker, while the other still runs the rest of the suite, instead of on one core between the two phases of
-`make test`.
+The executions are those of `make book` (python -m posenc.book.execute, each kernel in an empty folder,
+JOBS notebooks at a time: two under `make test`, four under `make test JOBS=4`), with one difference: the
+kernel is the Colab-like environment's (tests/colab_env.py), where the course package is a wheel installed
+by the notebooks' first cell. So this one execution of each chapter and solution is also its "opened alone
+from a launch button" test, and tests/test_colab.py runs only the notebooks the book leaves unexecuted. This
+is the slowest test; under pytest-xdist it runs on one worker while the others take the rest of the suite.
+The built site stays in _build/html for `make book` users and for the browser tests, and so do what `make
+student-book` and `make book`'s last step make from the same executions (the student edition, the slide
+decks): built here, on this worker, while the others still run the rest of the suite, instead of on one core
+between the two phases of `make test`.
 """
 
 import json
@@ -53,28 +52,43 @@ def colab_kernel_environ() -> dict:
     return env
 
 
+BOOK_JOBS_VARIABLE = "POSENC_BOOK_JOBS"
+
+
 def book_jobs() -> int:
-    """Notebooks executed at a time: one per worker of the suite (pytest-xdist's ``-n``, which `make test` sets
-    to ``JOBS``), two without pytest-xdist (`make book`'s default)."""
-    return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 2))
+    """Notebooks executed at a time: `make test`'s JOBS, which its recipe hands over in POSENC_BOOK_JOBS (two
+    by default, one per core of CI's machines); two where the variable is not set, as in `make book`."""
+    return max(1, int(os.environ.get(BOOK_JOBS_VARIABLE) or 2))
+
+
+def execute_command() -> list[str]:
+    """`make book`'s first step: execute every notebook of the book into jupyter-book's cache."""
+    return [sys.executable, "-m", "posenc.book.execute", "--jobs", str(book_jobs())]
 
 
 def build_book(env: dict) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
     """`make book`'s two steps: execute every notebook into an empty cache, then build from the cache."""
     shutil.rmtree(ROOT / "_build" / ".jupyter_cache", ignore_errors=True)    # execute everything afresh
-    executed = subprocess.run([sys.executable, "-m", "posenc.book.execute", "--jobs", str(book_jobs())], cwd=ROOT,
-                              env=env, capture_output=True, text=True, timeout=1800)
+    executed = subprocess.run(execute_command(), cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     built = subprocess.run([str(jupyter_book), "build", ".", "--all", "-W", "-n", "--keep-going"],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     return executed, built
 
 
-def test_the_book_executes_as_many_notebooks_at_a_time_as_the_suite_has_workers(monkeypatch):
-    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
-    assert book_jobs() == 4
-    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT")
-    assert book_jobs() == 2
+@pytest.mark.parametrize("value, jobs", [("4", 4), ("1", 1), (None, 2)])
+def test_the_book_executes_as_many_notebooks_at_a_time_as_make_test_s_jobs(monkeypatch, value, jobs):
+    if value is None:
+        monkeypatch.delenv(BOOK_JOBS_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(BOOK_JOBS_VARIABLE, value)
+    assert execute_command()[-2:] == ["--jobs", str(jobs)]
+
+
+def test_make_test_hands_its_jobs_to_the_book():
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert (f"{BOOK_JOBS_VARIABLE}=$(JOBS) $(BIN)/python -m pytest -n $(JOBS) --dist loadfile "
+            "--no-loadscope-reorder tests/test_book.py") in recipe, recipe
 
 
 def test_the_book_kernel_of_the_tests_is_the_colab_like_environment(colab_env):
