@@ -99,9 +99,9 @@ book-setup: $(STAMP)
 browser-setup: $(STAMP)
 	PYTHON=$(BIN)/python tests/browser/setup.sh
 
-# 1. unit and grader tests, the book build (tests/test_book.py: every chapter and solution executed once,
-# JOBS at a time (POSENC_BOOK_JOBS), alone in a Colab-like environment where the notebook's first cell
-# installed the package from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py); the
+# 1. unit and grader tests, the book build (tests/test_book.py: every chapter and solution executed
+# once, JOBS at a time (POSENC_BOOK_JOBS), alone in a Colab-like environment where the notebook's first
+# cell installed the package from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py); the
 # notebooks that need no torch run again in Colab's own versions on Python 3.12 (tests/test_colab_versions.py);
 # test_book.py is given first so that it starts at once on a worker of its own (--no-loadscope-reorder
 # keeps the order of the files given), and after the book it builds, from the same executions, the student

@@ -179,9 +179,9 @@ def assert_rerun_matches_file(path, kind: str, seed: int = 0, measures=None) -> 
             assert per_seed.min() - slack <= value <= per_seed.max() + slack, (name, value, per_seed)
 
 
-# `make test`'s first phase (pytest -n 2 --dist loadfile): each file runs whole on one worker, the files in
-# this order. The slowest files start first and the quick ones fill in at the end, so that neither worker is
-# left alone with a long file while the other has nothing more to do (the longest-first rule of scheduling).
+# `make test`'s first phase (pytest -n 2 --dist loadfile, JOBS=2): each file runs whole on one worker, the
+# files in this order. The slowest files start first and the quick ones fill in at the end, so that no worker
+# is left alone with a long file while the others have nothing more to do (the longest-first rule).
 # tests/test_book.py, the longest by far (it executes and builds the book), takes a worker of its own first.
 # The order is that of the files' durations in a run of the whole phase (`make bench BENCH=suite` lists the
 # slowest tests); a file missing here only starts later.

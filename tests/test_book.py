@@ -57,8 +57,10 @@ BOOK_JOBS_VARIABLE = "POSENC_BOOK_JOBS"
 
 def book_jobs() -> int:
     """Notebooks executed at a time: `make test`'s JOBS, which its recipe hands over in POSENC_BOOK_JOBS (two
-    by default, one per core of CI's machines); two where the variable is not set, as in `make book`."""
-    return max(1, int(os.environ.get(BOOK_JOBS_VARIABLE) or 2))
+    by default, one per core of CI's machines; ``auto``, as pytest-xdist reads it, one per core); two where
+    the variable is not set, as in `make book`."""
+    jobs = os.environ.get(BOOK_JOBS_VARIABLE) or "2"
+    return (os.cpu_count() or 2) if jobs == "auto" else max(1, int(jobs))
 
 
 def execute_command() -> list[str]:
@@ -76,7 +78,7 @@ def build_book(env: dict) -> tuple[subprocess.CompletedProcess, subprocess.Compl
     return executed, built
 
 
-@pytest.mark.parametrize("value, jobs", [("4", 4), ("1", 1), (None, 2)])
+@pytest.mark.parametrize("value, jobs", [("4", 4), ("1", 1), (None, 2), ("auto", os.cpu_count())])
 def test_the_book_executes_as_many_notebooks_at_a_time_as_make_test_s_jobs(monkeypatch, value, jobs):
     if value is None:
         monkeypatch.delenv(BOOK_JOBS_VARIABLE, raising=False)
