@@ -101,13 +101,14 @@ browser-setup: $(STAMP)
 
 # 1. unit and grader tests, the book build (tests/test_book.py: every chapter and solution executed
 # once, JOBS at a time (POSENC_BOOK_JOBS), alone in a Colab-like environment where the notebook's first
-# cell installed the package from a wheel) and the exercise pages run alone in that environment by nbval (tests/test_colab.py); the
-# notebooks that need no torch run again in Colab's own versions on Python 3.12 (tests/test_colab_versions.py);
-# test_book.py is given first so that it starts at once on a worker of its own (--no-loadscope-reorder
-# keeps the order of the files given), and after the book it builds, from the same executions, the student
-# edition and the slide decks (`make student-book`, `make book`'s last step) while the other workers still
-# run the rest; 2. the built sites and decks in headless Chromium, the pages shared out between the JOBS
-# workers (each with its own Chromium). JOBS=2 fits CI's two cores; on a bigger machine, make test JOBS=4.
+# cell installed the package from a wheel) and the exercise pages run alone in that environment by nbval
+# (tests/test_colab.py); the notebooks that need no torch run again in Colab's own versions on Python 3.12
+# (tests/test_colab_versions.py); test_book.py is given first so that it starts at once on a worker of its
+# own (--no-loadscope-reorder keeps the order of the files given), and after the book it builds, from the
+# same executions, the student edition and the slide decks (`make student-book`, `make book`'s last step)
+# while the other workers still run the rest; 2. the built sites and decks in headless Chromium, the pages
+# shared out between the JOBS workers (each with its own Chromium). JOBS=2 fits CI's two cores; on a bigger
+# machine, make test JOBS=4.
 
 test: $(STAMP) browser-setup
 	tests/grader/setup.sh
