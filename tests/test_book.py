@@ -55,17 +55,16 @@ def colab_kernel_environ() -> dict:
 BOOK_JOBS_VARIABLE = "POSENC_BOOK_JOBS"
 
 
-def book_jobs() -> int:
-    """Notebooks executed at a time: `make test`'s JOBS, which its recipe hands over in POSENC_BOOK_JOBS (two
-    by default, one per core of CI's machines; ``auto``, as pytest-xdist reads it, one per core); two where
-    the variable is not set, as in `make book`."""
-    jobs = os.environ.get(BOOK_JOBS_VARIABLE) or "2"
-    return (os.cpu_count() or 2) if jobs == "auto" else max(1, int(jobs))
+def book_jobs() -> str:
+    """Notebooks executed at a time: `make test`'s JOBS, which its recipe hands over in POSENC_BOOK_JOBS, as
+    posenc.book.execute's --jobs reads it (a number, or ``auto`` for one per core); two where the variable
+    is not set, as in `make book`."""
+    return os.environ.get(BOOK_JOBS_VARIABLE) or "2"
 
 
 def execute_command() -> list[str]:
     """`make book`'s first step: execute every notebook of the book into jupyter-book's cache."""
-    return [sys.executable, "-m", "posenc.book.execute", "--jobs", str(book_jobs())]
+    return [sys.executable, "-m", "posenc.book.execute", "--jobs", book_jobs()]
 
 
 def build_book(env: dict) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
@@ -78,13 +77,13 @@ def build_book(env: dict) -> tuple[subprocess.CompletedProcess, subprocess.Compl
     return executed, built
 
 
-@pytest.mark.parametrize("value, jobs", [("4", 4), ("1", 1), (None, 2), ("auto", os.cpu_count())])
+@pytest.mark.parametrize("value, jobs", [("4", "4"), ("1", "1"), (None, "2"), ("auto", "auto")])
 def test_the_book_executes_as_many_notebooks_at_a_time_as_make_test_s_jobs(monkeypatch, value, jobs):
     if value is None:
         monkeypatch.delenv(BOOK_JOBS_VARIABLE, raising=False)
     else:
         monkeypatch.setenv(BOOK_JOBS_VARIABLE, value)
-    assert execute_command()[-2:] == ["--jobs", str(jobs)]
+    assert execute_command()[-2:] == ["--jobs", jobs]
 
 
 def test_make_test_hands_its_jobs_to_the_book():

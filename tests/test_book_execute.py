@@ -95,3 +95,28 @@ def test_the_book_s_kernel_clients_are_watchful(tmp_path, monkeypatch):
     _, executed, _, error = execute._run_one(str(notebook), timeout=60)
     assert error is None and executed.cells[0].outputs[0]["text"] == "1\n"
     assert looks, "the execution did not go through WatchfulChannel"
+
+
+@pytest.mark.parametrize("value, jobs", [("3", 3), ("1", 1), ("auto", os.cpu_count() or 2)])
+def test_jobs_is_a_count_or_auto_as_make_s_jobs_gives_it(value, jobs):
+    assert execute.jobs_argument(value) == jobs
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", ""])
+def test_jobs_that_is_not_a_count_is_a_usage_error(value, capsys):
+    from posenc.book import robustness
+
+    for main in (execute.main, robustness.main):
+        with pytest.raises(SystemExit) as stopped:
+            main(["--jobs", value, "--list"] if main is execute.main else ["--jobs", value, "ch00"])
+        assert stopped.value.code == 2
+        assert "nor 'auto'" in capsys.readouterr().err
+
+
+def test_make_book_and_make_robustness_take_jobs_auto(capsys):
+    from posenc.book import robustness
+
+    assert execute.main(["--jobs", "auto", "--list"]) == 0          # `make book JOBS=auto`'s first step
+    with pytest.raises(SystemExit):                                   # stops at the chapter, past --jobs
+        robustness.main(["--jobs", "auto", "ch00"])
+    assert "unknown chapter" in capsys.readouterr().err

@@ -161,9 +161,24 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2, time
     return failed
 
 
+def jobs_argument(value: str) -> int:
+    """``--jobs`` of the book's commands, as make's JOBS gives it: a count of at least 1, or ``auto`` (as
+    pytest-xdist reads ``-n auto``) for one per core."""
+    if value == "auto":
+        return os.cpu_count() or 2
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of at least 1, nor 'auto'")
+    return jobs
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at a time (default: 2)")
+    parser.add_argument("--jobs", type=jobs_argument, default=2,
+                        help="notebooks executed at a time, or 'auto' for one per core (default: 2)")
     parser.add_argument("--cache", type=Path, default=CACHE, help=f"the cache folder (default: {CACHE})")
     parser.add_argument("--list", action="store_true", help="only list the notebooks the book executes")
     parser.add_argument("--force", action="store_true", help="execute them even when the cache has an execution")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import nbformat
 
-from posenc.book.execute import _in_a_book_build, run_notebook
+from posenc.book.execute import _in_a_book_build, jobs_argument, run_notebook
 from posenc.book.style import GLUE_MIME_PREFIX
 from posenc.experiments.results import RESULTS_DIR
 from posenc.lib.reproducibility import SEED_SHIFT_VARIABLE, platform_signature
@@ -212,7 +212,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("chapters", nargs="*", help=f"chapters to run (default: all of {', '.join(TRAINING_CHAPTERS)})")
     parser.add_argument("--shifts", type=int, default=DEFAULT_SHIFTS, help="seed shifts per chapter (default 10)")
-    parser.add_argument("--jobs", type=int, default=2, help="executions at a time (default 2)")
+    parser.add_argument("--jobs", type=jobs_argument, default=2,
+                        help="executions at a time, or 'auto' for one per core (default 2)")
     parser.add_argument("--out", type=Path, default=RESULTS_FILE, help=f"the file to update (default {RESULTS_FILE})")
     parser.add_argument("--stale", action="store_true", help="only the chapters whose entry is missing or stale")
     args = parser.parse_args(argv)
