@@ -97,12 +97,28 @@ def test_the_book_s_kernel_clients_are_watchful(tmp_path, monkeypatch):
     assert looks, "the execution did not go through WatchfulChannel"
 
 
-@pytest.mark.parametrize("value, jobs", [("3", 3), ("1", 1), ("auto", os.cpu_count() or 2)])
+@pytest.mark.parametrize("value, jobs", [("3", 3), ("1", 1), ("0", 1), ("auto", execute.cores())])
 def test_jobs_is_a_count_or_auto_as_make_s_jobs_gives_it(value, jobs):
     assert execute.jobs_argument(value) == jobs
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "two", ""])
+def test_auto_counts_the_cores_as_pytest_xdist_does(monkeypatch):
+    """make test JOBS=auto: as many book kernels as xdist's `-n auto` starts test workers."""
+    import psutil
+    from xdist.plugin import pytest_xdist_auto_num_workers
+
+    class Config:            # what xdist's hook reads: `-n auto`
+        class option:
+            numprocesses = "auto"
+
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 6 if logical else 3)   # 3 cores, 6 threads
+    assert execute.jobs_argument("auto") == pytest_xdist_auto_num_workers(Config) == 3   # not os.cpu_count()
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "5")
+    assert execute.jobs_argument("auto") == pytest_xdist_auto_num_workers(Config) == 5
+
+
+@pytest.mark.parametrize("value", ["-2", "two", ""])
 def test_jobs_that_is_not_a_count_is_a_usage_error(value, capsys):
     from posenc.book import robustness
 

@@ -161,18 +161,38 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2, time
     return failed
 
 
+def cores() -> int:
+    """The cores pytest-xdist's ``-n auto`` counts, so that ``make test JOBS=auto`` starts as many book
+    kernels as test workers: $PYTEST_XDIST_AUTO_NUM_WORKERS where set, else the physical cores (psutil),
+    else the CPUs this process may run on."""
+    try:
+        return max(1, int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        import psutil
+    except ImportError:
+        pass
+    else:
+        count = psutil.cpu_count(logical=False) or psutil.cpu_count()
+        if count:
+            return count
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def jobs_argument(value: str) -> int:
-    """``--jobs`` of the book's commands, as make's JOBS gives it: a count of at least 1, or ``auto`` (as
-    pytest-xdist reads ``-n auto``) for one per core."""
+    """``--jobs`` of the book's commands, as make's JOBS gives it: a count, 0 meaning one at a time (as
+    ``pytest -n 0`` runs the tests in one process), or ``auto`` for one per core, counted as ``pytest -n auto``
+    counts them (:func:`cores`)."""
     if value == "auto":
-        return os.cpu_count() or 2
+        return cores()
     try:
         jobs = int(value)
     except ValueError:
-        jobs = 0
-    if jobs < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of at least 1, nor 'auto'")
-    return jobs
+        jobs = -1
+    if jobs < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of notebooks at a time, nor 'auto'")
+    return max(1, jobs)
 
 
 def main(argv=None) -> int:
