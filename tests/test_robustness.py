@@ -33,6 +33,13 @@ def test_every_training_chapter_ran_on_ten_other_seed_sets_and_went_through(chap
 
 
 @pytest.mark.parametrize("chapter", robustness.TRAINING_CHAPTERS)
+def test_each_entry_says_how_many_executions_ran_at_a_time_and_under_what_load(chapter):
+    """Its seconds (every-machine.md's table) mean little without them."""
+    entry = ENTRIES.get(chapter) or pytest.fail(f"{chapter} has no entry: " + FIX.format(chapter=chapter))
+    assert entry.get("jobs", 0) >= 1 and entry.get("load_average_at_start", -1) >= 0, FIX.format(chapter=chapter)
+
+
+@pytest.mark.parametrize("chapter", robustness.TRAINING_CHAPTERS)
 def test_the_entry_describes_todays_code(chapter):
     entry = ENTRIES.get(chapter)
     if not entry:
@@ -185,3 +192,24 @@ def test_result_files_record_the_platform(tmp_path):
     runs = sweep(config, keep_models=False)
     data = results.save_results(tmp_path / "x.json", config, runs, "ch04")
     assert data["platform"] == rep.platform_signature() and rep.same_platform(data["platform"])
+
+
+def test_runs_that_agree_exactly_say_so_in_words_not_in_a_zero_exponent(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    exact = rep.agreement([(0.98, 0.98), (float("nan"), float("nan"))], {"t5": [0.98]}, {"t5": [0.97, 0.99]},
+                          HERE, here=HERE)
+    assert exact.reproduced and "agree exactly: the file is reproduced digit for digit" in exact.sentence
+    assert "e+00" not in exact.sentence
+    close = rep.agreement([(0.98, 0.98 + 3e-12)], {}, {}, HERE, here=HERE)
+    assert close.reproduced and "agree to within 3e-12" in close.sentence
+
+
+def test_a_value_that_is_nan_in_one_run_only_is_a_difference_whatever_the_order(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    for pairs in ([(float("nan"), 0.98), (0.9, 0.9)], [(0.9, 0.9), (0.98, float("nan"))]):
+        result = rep.agreement(pairs, {}, {}, HERE, here=HERE)
+        assert not result.reproduced and result.largest_gap == float("inf")
+        assert "differ in 1 of them, where one run gives a number and the other NaN" in result.sentence
+        elsewhere = rep.agreement(pairs, {}, {}, ELSEWHERE, here=HERE)
+        assert "(here in 1 of them, where one run gives a number and the other NaN)" in elsewhere.sentence
+    assert "(here by up to 0.03)" in rep.agreement([(0.95, 0.98)], {}, {}, ELSEWHERE, here=HERE).sentence

@@ -55,19 +55,25 @@ def robustness_table(path: Path = ROBUSTNESS_FILE) -> Table:
     rows = []
     for chapter, entry in recorded_chapters(Path(path)).items():
         seconds = [run["seconds"] for run in entry["runs"]]
-        rows.append([chapter, len(seconds), f"{min(seconds):.0f} to {max(seconds):.0f}",
+        at_a_time = (f"{entry['jobs']} (load {entry['load_average_at_start']:.1f} at the start)" if "jobs" in entry
+                     else "not recorded")
+        rows.append([chapter, len(seconds), f"{min(seconds):.0f} to {max(seconds):.0f}", at_a_time,
                      "yes" if entry["all_ok"] else "no", describe(entry.get("platform"))])
     return Table(["chapter", "executions", "seconds per execution (shortest to longest, wall clock)",
-                  "all went through", "machine"], rows)
+                  "executions at a time", "all went through", "machine"], rows)
 
 
 def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNESS_FILE) -> str:
     """How long the sweeps and make robustness's executions took in all, where they were made."""
     hours = sum(s["minutes"] for s in how_sweeps_were_made(results_dir)) / 60
-    runs = [run["seconds"] for entry in recorded_chapters(Path(robustness)).values() for run in entry["runs"]]
+    entries = recorded_chapters(Path(robustness)).values()
+    runs = [run["seconds"] for entry in entries for run in entry["runs"]]
+    jobs = {entry.get("jobs") for entry in entries}
+    at_a_time = (f"they ran {jobs.pop()} at a time" if len(jobs) == 1 and None not in jobs
+                 else "`make robustness` runs `JOBS` at a time, two unless you say otherwise")
     return (f"Added up, the sweeps took {hours:.1f} hours there, and `make experiments` runs them one after "
             f"another; `make robustness`'s {len(runs)} executions took {sum(runs) / 3600:.1f} hours of execution "
-            "time in all (it runs two at a time). Neither is needed to teach: the chapters read the committed "
+            f"time in all ({at_a_time}). Neither is needed to teach: the chapters read the committed "
             "files.")
 
 

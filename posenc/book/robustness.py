@@ -27,6 +27,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import os
 import re
 import sys
 import time
@@ -178,6 +179,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
     log(f"posenc.book.robustness: {len(chapters)} chapter(s) x {n_shifts} shifts = {len(jobs_list)} executions, "
         f"{jobs} at a time")
     start = time.perf_counter()
+    load_at_start = round(os.getloadavg()[0], 1)      # other work beside the run makes its seconds longer
     results: dict[str, list[dict]] = {chapter: [] for chapter in chapters}
     with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_in_a_book_build) as pool:
         futures = {pool.submit(_run_shifted, chapter, shift): (chapter, shift) for chapter, shift in jobs_list}
@@ -194,6 +196,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
             "notebook": TRAINING_CHAPTERS[chapter], **fingerprint(chapter, modules),
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "platform": platform_signature(), "shift_stride": SHIFT_STRIDE,
+            "jobs": jobs, "load_average_at_start": load_at_start,
             "all_ok": all(r["ok"] for r in records), "runs": records}
     data["about"] = ("Each chapter that trains a model, executed with every torch seed shifted by a "
                      "constant (a stand-in for another machine's luck): python -m posenc.book.robustness")

@@ -151,7 +151,8 @@ class Agreement:
     """How a live run compares with the committed file, and the sentence that says so."""
 
     same_platform: bool
-    largest_gap: float                    # over the runs both made (same kind and seed); NaN if none
+    largest_gap: float                    # over the runs both made (same kind and seed); NaN if none, inf if a
+                                          # value is NaN in one of them only
     outside: dict[str, tuple[float, float, float]]   # kind -> (live value, file's min, file's max)
     sentence: str
 
@@ -171,8 +172,12 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     another path is expected, and the live values are set against the range of the file's seeds.
     """
     here = platform_signature() if here is None else here
-    gaps = [abs(a - b) for a, b in pairs if not (math.isnan(a) and math.isnan(b))]
-    gap = max(gaps) if gaps else math.nan
+    shared = [(a, b) for a, b in pairs if not (math.isnan(a) and math.isnan(b))]      # NaN in both: the same
+    one_sided = sum(math.isnan(a) != math.isnan(b) for a, b in shared)
+    gaps = [abs(a - b) for a, b in shared]
+    gap = math.inf if one_sided else max(gaps) if gaps else math.nan
+    differ = (f"in {one_sided} of them, where one run gives a number and the other NaN" if one_sided
+              else f"by up to {gap:.2g}")
     outside = {}
     for kind, values in live.items():
         spread = np.asarray(in_file.get(kind, ()), dtype=np.float64)
@@ -194,17 +199,18 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
         return Agreement(same, gap, outside, sentence)
     if same and gaps and gap <= SAME_RUN_TOLERANCE:
         sentence = (f"This machine ({describe(here)}) is the one the file was made on, and the runs you share "
-                    f"with it agree to {gap:.0e}: the file is reproduced digit for digit.")
+                    f"with it agree " + ("exactly" if gap == 0 else f"to within {gap:.0e}")
+                    + ": the file is reproduced digit for digit.")
     elif same and gaps:
         sentence = (f"This machine is the one the file was made on ({describe(here)}), yet the runs you share "
-                    f"with it differ by up to {gap:.2g}: the code or the run's settings have changed since the file "
+                    f"with it differ {differ}: the code or the run's settings have changed since the file "
                     f"was written (`make experiments` writes it again). {_sentence_case(ranges)}.")
     else:
         changed = " and ".join(differences(recorded_platform, here))
         sentence = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another "
                     f"{changed} rounds the same sums differently, so training takes another path and a run "
                     f"can differ from the file's run of the same seed"
-                    + (f" (here by up to {gap:.2g})" if gaps else "")
+                    + (f" (here {differ})" if gaps else "")
                     + f": compare ranges, not digits. {_sentence_case(ranges)}.")
     return Agreement(same, gap, outside, sentence)
 
