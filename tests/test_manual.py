@@ -184,7 +184,7 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
                  "load_average_at_start": 0.34},
         "ch99": {"all_ok": False, "platform": None, "runs": [{"seconds": 12.4}, {"seconds": 30.6}]}}}))
     assert provenance.robustness_table(tmp_path / "robustness.json").rows == [
-        ["ch98", "2", "1800 to 1800", "2 (load 0.3 at the start)", "yes", machine],
+        ["ch98", "2", "1800 to 1800", "2 (load 0.3)", "yes", machine],
         ["ch99", "2", "12 to 31", "not recorded", "no", "an unrecorded machine"]]
     totals = provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
     assert "the sweeps took 0.1 hours" in totals and "4 executions took 1.0 hours" in totals

@@ -198,18 +198,43 @@ def test_runs_that_agree_exactly_say_so_in_words_not_in_a_zero_exponent(monkeypa
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     exact = rep.agreement([(0.98, 0.98), (float("nan"), float("nan"))], {"t5": [0.98]}, {"t5": [0.97, 0.99]},
                           HERE, here=HERE)
-    assert exact.reproduced and "agree exactly: the file is reproduced digit for digit" in exact.sentence
+    assert exact.reproduced and "give exactly the file's accuracy values: they are reproduced digit for digit" \
+        in exact.sentence
     assert "e+00" not in exact.sentence
-    close = rep.agreement([(0.98, 0.98 + 3e-12)], {}, {}, HERE, here=HERE)
-    assert close.reproduced and "agree to within 3e-12" in close.sentence
+    close = rep.agreement([(0.98, 0.98 + 3e-12)], {}, {}, HERE, here=HERE, what="bits")
+    assert close.reproduced and f"the file's bits values to within {rep.SAME_RUN_TOLERANCE:g}" in close.sentence
 
 
 def test_a_value_that_is_nan_in_one_run_only_is_a_difference_whatever_the_order(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
-    for pairs in ([(float("nan"), 0.98), (0.9, 0.9)], [(0.9, 0.9), (0.98, float("nan"))]):
+    nan = float("nan")
+    for pairs in ([(nan, 0.98), (0.9, 0.9)], [(0.9, 0.9), (0.98, nan)]):
         result = rep.agreement(pairs, {}, {}, HERE, here=HERE)
         assert not result.reproduced and result.largest_gap == float("inf")
-        assert "differ in 1 of them, where one run gives a number and the other NaN" in result.sentence
+        assert "differ (1 of the values compared is NaN in one and a number in the other)" in result.sentence
         elsewhere = rep.agreement(pairs, {}, {}, ELSEWHERE, here=HERE)
-        assert "(here in 1 of them, where one run gives a number and the other NaN)" in elsewhere.sentence
+        assert "(here 1 of the values compared is NaN in one and a number in the other)" in elsewhere.sentence
+    both = rep.agreement([(0.95, 0.98), (nan, 1.0), (2.0, nan)], {}, {}, HERE, here=HERE)
+    assert "differ by up to 0.03, and 2 of the values compared are NaN" in both.sentence   # the gap is kept
     assert "(here by up to 0.03)" in rep.agreement([(0.95, 0.98)], {}, {}, ELSEWHERE, here=HERE).sentence
+
+
+def test_a_live_value_that_is_nan_is_not_within_the_files_range(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    result = rep.agreement([], {"t5": [float("nan")], "alibi": [0.99]}, {"t5": [0.97, 0.99], "alibi": [0.98, 1.0]},
+                           ELSEWHERE, here=HERE)
+    assert "1 of your 2 accuracy values lie within the range" in result.sentence
+    assert "not a number (NaN): t5" in result.sentence
+
+
+def test_on_the_files_platform_a_run_that_shares_no_run_is_not_called_another_machine(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    result = rep.agreement([], {"t5": [0.98]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
+    assert "is the one the file was made on, but your run shares no run with it" in result.sentence
+    assert "Another" not in result.sentence and not result.reproduced
+
+
+def test_on_another_platform_runs_that_happen_to_agree_do_not_read_by_up_to_zero(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    result = rep.agreement([(0.9, 0.9)], {}, {}, ELSEWHERE, here=HERE)
+    assert "(here the runs you share happen to agree exactly)" in result.sentence and "up to 0" not in result.sentence

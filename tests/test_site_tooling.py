@@ -122,3 +122,14 @@ def test_pages_workflow_builds_and_deploys_the_site():
     assert any(step.get("with", {}).get("path") == "_build/html" for step in steps
                if "upload-pages-artifact" in str(step.get("uses", "")))
     assert any("deploy-pages" in str(step.get("uses", "")) for step in steps)
+
+
+def test_every_text_page_that_runs_code_is_executed_at_every_build():
+    """A MyST text page's execution is cached on its own code cells only, and these pages read what changes
+    beside them (results/, the exercise sets, the decks): `make student-book`, which keeps jupyter-book's cache,
+    would show what they said before. Each executes at every build instead."""
+    pages = [path for path in sorted((ROOT / "book").rglob("*.md")) if "```{code-cell}" in path.read_text()]
+    assert {p.name for p in pages} >= {"every-machine.md", "teaching-guide.md", "common-mistakes.md"}, pages
+    for path in pages:
+        front = yaml.safe_load(path.read_text().split("---\n")[1])
+        assert (front.get("mystnb") or {}).get("execution_mode") == "force", f"{path.relative_to(ROOT)}"

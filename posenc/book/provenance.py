@@ -55,12 +55,12 @@ def robustness_table(path: Path = ROBUSTNESS_FILE) -> Table:
     rows = []
     for chapter, entry in recorded_chapters(Path(path)).items():
         seconds = [run["seconds"] for run in entry["runs"]]
-        at_a_time = (f"{entry['jobs']} (load {entry['load_average_at_start']:.1f} at the start)" if "jobs" in entry
+        at_a_time = (f"{entry['jobs']} (load {entry['load_average_at_start']:.1f})" if "jobs" in entry
                      else "not recorded")
         rows.append([chapter, len(seconds), f"{min(seconds):.0f} to {max(seconds):.0f}", at_a_time,
                      "yes" if entry["all_ok"] else "no", describe(entry.get("platform"))])
-    return Table(["chapter", "executions", "seconds per execution (shortest to longest, wall clock)",
-                  "executions at a time", "all went through", "machine"], rows)
+    return Table(["chapter", "executions", "seconds each (shortest to longest, wall clock)",
+                  "at a time (load at the start)", "all went through", "machine"], rows)
 
 
 def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNESS_FILE) -> str:

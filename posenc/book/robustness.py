@@ -196,7 +196,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
             "notebook": TRAINING_CHAPTERS[chapter], **fingerprint(chapter, modules),
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "platform": platform_signature(), "shift_stride": SHIFT_STRIDE,
-            "jobs": jobs, "load_average_at_start": load_at_start,
+            "jobs": max(1, jobs), "load_average_at_start": load_at_start,
             "all_ok": all(r["ok"] for r in records), "runs": records}
     data["about"] = ("Each chapter that trains a model, executed with every torch seed shifted by a "
                      "constant (a stand-in for another machine's luck): python -m posenc.book.robustness")

@@ -151,8 +151,8 @@ class Agreement:
     """How a live run compares with the committed file, and the sentence that says so."""
 
     same_platform: bool
-    largest_gap: float                    # over the runs both made (same kind and seed); NaN if none, inf if a
-                                          # value is NaN in one of them only
+    largest_gap: float                    # over the runs both made (same kind and seed); NaN if none or if the
+                                          # seeds are shifted, inf if a value is NaN in one of them only
     outside: dict[str, tuple[float, float, float]]   # kind -> (live value, file's min, file's max)
     sentence: str
 
@@ -174,44 +174,56 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     here = platform_signature() if here is None else here
     shared = [(a, b) for a, b in pairs if not (math.isnan(a) and math.isnan(b))]      # NaN in both: the same
     one_sided = sum(math.isnan(a) != math.isnan(b) for a, b in shared)
-    gaps = [abs(a - b) for a, b in shared]
-    gap = math.inf if one_sided else max(gaps) if gaps else math.nan
-    differ = (f"in {one_sided} of them, where one run gives a number and the other NaN" if one_sided
-              else f"by up to {gap:.2g}")
-    outside = {}
+    numeric = [abs(a - b) for a, b in shared if not (math.isnan(a) or math.isnan(b))]
+    gap = math.inf if one_sided else max(numeric) if numeric else math.nan
+    by = f"by up to {max(numeric):.2g}" if numeric and max(numeric) > 0 else ""
+    nan_text = (f"{one_sided} of the values compared {'is' if one_sided == 1 else 'are'} NaN in one and a number "
+                "in the other" if one_sided else "")
+    differ = f" {by}, and {nan_text}" if by and nan_text else f" {by}" if by else f" ({nan_text})"
+    here_by = (f" (here {by}, and {nan_text})" if by and nan_text else f" (here {by or nan_text})" if by or nan_text
+               else " (here the runs you share happen to agree exactly)" if shared else "")
+    outside, not_a_number = {}, []
     for kind, values in live.items():
         spread = np.asarray(in_file.get(kind, ()), dtype=np.float64)
         if spread.size == 0 or np.isnan(spread).all():
             continue
         low, high = float(np.nanmin(spread)), float(np.nanmax(spread))
-        for value in np.atleast_1d(np.asarray(values, dtype=np.float64)):
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        if np.isnan(values).any():
+            not_a_number.append(kind)
+        for value in values:
             if not math.isnan(value) and not (low <= value <= high):
                 outside[kind] = (float(value), low, high)
     same = same_platform(recorded_platform, here)
     n_kinds = sum(1 for kind in live if kind in in_file)
-    ranges = (f"{n_kinds - len(outside)} of your {n_kinds} {what} values lie within the range of the file's "
-              f"seeds" + ("" if not outside else "; outside it: " + ", ".join(
-                  _outside_text(kind, value, low, high, digits) for kind, (value, low, high) in outside.items())))
+    within = n_kinds - len(set(outside) | set(not_a_number))
+    ranges = (f"{within} of your {n_kinds} {what} values lie within the range of the file's seeds"
+              + ("" if not outside else "; outside it: " + ", ".join(
+                  _outside_text(kind, value, low, high, digits) for kind, (value, low, high) in outside.items()))
+              + ("" if not not_a_number else "; not a number (NaN): " + ", ".join(not_a_number)))
     shift = seed_shift()
     if shift:
         sentence = (f"This run's torch seeds are shifted by {shift} (`make robustness`), so it shares the file's "
                     f"seed numbers, not its seeds: compare ranges, not digits. {_sentence_case(ranges)}.")
-        return Agreement(same, gap, outside, sentence)
-    if same and gaps and gap <= SAME_RUN_TOLERANCE:
+        return Agreement(same, math.nan, outside, sentence)        # other seeds: no gap means anything
+    if same and shared and gap <= SAME_RUN_TOLERANCE:
+        closeness = "exactly the file's" if gap == 0 else "the file's"
+        within = "" if gap == 0 else f" to within {SAME_RUN_TOLERANCE:g}"
         sentence = (f"This machine ({describe(here)}) is the one the file was made on, and the runs you share "
-                    f"with it agree " + ("exactly" if gap == 0 else f"to within {gap:.0e}")
-                    + ": the file is reproduced digit for digit.")
-    elif same and gaps:
+                    f"with it give {closeness} {what} values{within}: they are reproduced digit for digit.")
+    elif same and shared:
         sentence = (f"This machine is the one the file was made on ({describe(here)}), yet the runs you share "
-                    f"with it differ {differ}: the code or the run's settings have changed since the file "
+                    f"with it differ{differ}: the code or the run's settings have changed since the file "
                     f"was written (`make experiments` writes it again). {_sentence_case(ranges)}.")
+    elif same:
+        sentence = (f"This machine ({describe(here)}) is the one the file was made on, but your run shares no "
+                    f"run with it (other seeds or settings): compare ranges, not digits. {_sentence_case(ranges)}.")
     else:
         changed = " and ".join(differences(recorded_platform, here))
         sentence = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another "
                     f"{changed} rounds the same sums differently, so training takes another path and a run "
-                    f"can differ from the file's run of the same seed"
-                    + (f" (here {differ})" if gaps else "")
-                    + f": compare ranges, not digits. {_sentence_case(ranges)}.")
+                    f"can differ from the file's run of the same seed{here_by}: compare ranges, not digits. "
+                    f"{_sentence_case(ranges)}.")
     return Agreement(same, gap, outside, sentence)
 
 
