@@ -144,10 +144,11 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_bui
 
 def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit(book_build):
     """Every training chapter compares its live runs with its committed file (posenc.lib.reproducibility.agreement)
-    and none may say that the file is out of date. The chapters of tests/conftest.py's REPRODUCED_BY_THE_BOOK
-    train a run their file holds: on the platform the file was made on, this one execution must say "reproduced
-    digit for digit", and the file's re-run test skips instead of training the same run again
-    (skip_where_the_book_reproduces); elsewhere it trains it."""
+    and none may say that the file is out of date; each live run shares a run with its file, so on the platform
+    the file was made on the chapter must say "reproduced digit for digit". For the chapters of
+    tests/conftest.py's REPRODUCED_BY_THE_BOOK, that sentence (the glued value it names) stands in for the file's
+    re-run test, which skips instead of training the same run again (skip_where_the_book_reproduces); elsewhere
+    it trains it."""
     from posenc.book.cache import executed_notebook
     from posenc.book.robustness import TRAINING_CHAPTERS, glued_values
     from posenc.experiments import results
@@ -168,6 +169,12 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
     stale = {chapter: name for chapter, values in glued.items() for name, value in values.items()
              if stale_words in value}
     assert not stale, f"chapters that say their results file is out of date (run make experiments): {stale}"
+    for chapter, notebook in TRAINING_CHAPTERS.items():       # each shares a run with its file
+        path = results.RESULTS_DIR / f"{chapter}.json"
+        if path.exists() and rep.same_platform(results.load_results(path)[2].get("platform")):
+            page = Path(notebook).with_suffix("").as_posix()
+            assert any(same_words in value for value in glued[page].values()), \
+                f"{page}: {path.name} was made on this platform, yet no glued sentence says it is reproduced"
     for file, (chapter, name) in REPRODUCED_BY_THE_BOOK.items():
         if rep.same_platform(results.load_results(results.RESULTS_DIR / file)[2].get("platform")):
             sentence = glued[chapter].get(name)
