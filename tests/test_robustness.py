@@ -149,10 +149,11 @@ def test_on_another_platform_ranges_are_compared_and_the_difference_is_named(mon
     result = rep.agreement([(0.957, 1.0)], {"t5": [0.957], "alibi": [0.99]}, {"t5": [0.99, 1.0], "alibi": [0.98, 1.0]},
                            ELSEWHERE, here=HERE)
     assert not result.same_platform and not result.reproduced
-    assert "Another CPU" in result.sentence and "1 of your 2 accuracy values" in result.sentence
+    assert "Another CPU" in result.sentence and "Of your 2 accuracy values, 1 lies within" in result.sentence
     assert "t5 0.957 (file 0.990–1.000)" in result.sentence
     unrecorded = rep.agreement([], {"t5": [0.99]}, {"t5": [0.98, 1.0]}, None, here=HERE)
-    assert "does not record it" in unrecorded.sentence and "1 of your 1" in unrecorded.sentence
+    assert "The file does not record the platform it was made on" in unrecorded.sentence
+    assert "Of your 1 accuracy value, 1 lies within" in unrecorded.sentence and "Another the" not in unrecorded.sentence
 
 
 def test_a_value_just_outside_the_range_is_printed_with_the_digits_that_show_it(monkeypatch):
@@ -164,7 +165,7 @@ def test_a_value_just_outside_the_range_is_printed_with_the_digits_that_show_it(
 def test_names_and_units_keep_their_capitals(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([], {"ALiBi": [3.9]}, {"ALiBi": [2.8, 2.9]}, ELSEWHERE, here=HERE, what="bits at 8L")
-    assert "of your 1 bits at 8L values" in result.sentence and "ALiBi 3.900" in result.sentence
+    assert "Of your 1 bits at 8L value," in result.sentence and "ALiBi 3.900" in result.sentence
 
 
 def test_a_run_with_shifted_seeds_is_not_blamed_on_changed_code(monkeypatch):
@@ -223,14 +224,14 @@ def test_a_live_value_that_is_nan_is_not_within_the_files_range(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([], {"t5": [float("nan")], "alibi": [0.99]}, {"t5": [0.97, 0.99], "alibi": [0.98, 1.0]},
                            ELSEWHERE, here=HERE)
-    assert "1 of your 2 accuracy values lie within the range" in result.sentence
+    assert "Of your 2 accuracy values, 1 lies within the range" in result.sentence
     assert "not a number (NaN): t5" in result.sentence
 
 
 def test_on_the_files_platform_a_run_that_shares_no_run_is_not_called_another_machine(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([], {"t5": [0.98]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
-    assert "is the one the file was made on, but your run shares no run with it" in result.sentence
+    assert "matches the platform the file was made on, but your run shares no run with it" in result.sentence
     assert "Another" not in result.sentence and not result.reproduced
 
 
@@ -238,3 +239,22 @@ def test_on_another_platform_runs_that_happen_to_agree_do_not_read_by_up_to_zero
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([(0.9, 0.9)], {}, {}, ELSEWHERE, here=HERE)
     assert "(here the runs you share happen to agree exactly)" in result.sentence and "up to 0" not in result.sentence
+
+
+def test_every_live_value_is_counted_and_one_outside_is_set_against_how_often_that_happens(monkeypatch):
+    """Chapters 3 to 6 pass three seeds per method: the count is of values, and each one outside is named."""
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    live = {"sin": [0.99, 0.98, 0.5], "t5": [0.99, 0.995, 1.0], "alibi": [0.9, 0.91, 0.92], "none": [0.3] * 3}
+    in_file = {"sin": [0.97, 1.0], "t5": [0.97, 1.0], "alibi": [0.89, 0.95], "none": [0.2, 0.4]}
+    result = rep.agreement([], live, in_file, ELSEWHERE, here=HERE)
+    assert "Of your 12 accuracy values, 11 lie within the range of the file's seeds" in result.sentence
+    assert "outside it: sin 0.500 (file 0.970–1.000) (a run with a new seed falls outside the range of 2 seeds " \
+           "with probability 2/3, about 67%" in result.sentence
+    two_out = rep.agreement([], {"sin": [0.5, 0.6]}, {"sin": [0.97, 1.0, 0.98]}, ELSEWHERE, here=HERE)
+    assert "sin 0.500 (file 0.970–1.000), sin 0.600 (file 0.970–1.000)" in two_out.sentence and "2/4" in two_out.sentence
+
+
+def test_on_another_platform_runs_that_happen_to_agree_only_may_take_another_path(monkeypatch):
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    assert "so training may take another path" in rep.agreement([(0.9, 0.9)], {}, {}, ELSEWHERE, here=HERE).sentence
+    assert "so training takes another path" in rep.agreement([(0.9, 0.8)], {}, {}, ELSEWHERE, here=HERE).sentence

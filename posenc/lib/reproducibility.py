@@ -182,24 +182,30 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     differ = f" {by}, and {nan_text}" if by and nan_text else f" {by}" if by else f" ({nan_text})"
     here_by = (f" (here {by}, and {nan_text})" if by and nan_text else f" (here {by or nan_text})" if by or nan_text
                else " (here the runs you share happen to agree exactly)" if shared else "")
-    outside, not_a_number = {}, []
+    outside, outside_values, not_a_number, n_values, n_file_seeds = {}, [], [], 0, []
     for kind, values in live.items():
         spread = np.asarray(in_file.get(kind, ()), dtype=np.float64)
         if spread.size == 0 or np.isnan(spread).all():
             continue
         low, high = float(np.nanmin(spread)), float(np.nanmax(spread))
+        n_file_seeds.append(int((~np.isnan(spread)).sum()))
         values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        n_values += values.size
         if np.isnan(values).any():
             not_a_number.append(kind)
         for value in values:
             if not math.isnan(value) and not (low <= value <= high):
                 outside[kind] = (float(value), low, high)
+                outside_values.append(_outside_text(kind, float(value), low, high, digits))
     same = same_platform(recorded_platform, here)
-    n_kinds = sum(1 for kind in live if kind in in_file)
-    within = n_kinds - len(set(outside) | set(not_a_number))
-    ranges = (f"{within} of your {n_kinds} {what} values lie within the range of the file's seeds"
-              + ("" if not outside else "; outside it: " + ", ".join(
-                  _outside_text(kind, value, low, high, digits) for kind, (value, low, high) in outside.items()))
+    within = n_values - len(outside_values) - sum(int(np.isnan(np.atleast_1d(np.asarray(live[k], dtype=np.float64))).sum())
+                                                   for k in not_a_number)
+    seeds = min(n_file_seeds) if n_file_seeds else 0
+    ranges = (f"of your {n_values} {what} value{'' if n_values == 1 else 's'}, {within} "
+              f"{'lies' if within == 1 else 'lie'} within the range of the file's seeds"
+              + ("" if not outside_values else "; outside it: " + ", ".join(outside_values)
+                 + f" (a run with a new seed falls outside the range of {seeds} seeds with probability "
+                   f"2/{seeds + 1}, about {2 / (seeds + 1):.0%}: one value outside says little)")
               + ("" if not not_a_number else "; not a number (NaN): " + ", ".join(not_a_number)))
     shift = seed_shift()
     if shift:
@@ -208,22 +214,26 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
         return Agreement(same, math.nan, outside, sentence)        # other seeds: no gap means anything
     if same and shared and gap <= SAME_RUN_TOLERANCE:
         closeness = "exactly the file's" if gap == 0 else "the file's"
-        within = "" if gap == 0 else f" to within {SAME_RUN_TOLERANCE:g}"
-        sentence = (f"This machine ({describe(here)}) is the one the file was made on, and the runs you share "
-                    f"with it give {closeness} {what} values{within}: they are reproduced digit for digit.")
+        tolerance = "" if gap == 0 else f" to within {SAME_RUN_TOLERANCE:g}"
+        sentence = (f"This machine ({describe(here)}) matches the platform the file was made on, and the runs you "
+                    f"share with it give {closeness} {what} values{tolerance}: they are reproduced digit for digit.")
     elif same and shared:
-        sentence = (f"This machine is the one the file was made on ({describe(here)}), yet the runs you share "
-                    f"with it differ{differ}: the code or the run's settings have changed since the file "
+        sentence = (f"This machine matches the platform the file was made on ({describe(here)}), yet the runs you "
+                    f"share with it differ{differ}: the code or the run's settings have changed since the file "
                     f"was written (`make experiments` writes it again). {_sentence_case(ranges)}.")
     elif same:
-        sentence = (f"This machine ({describe(here)}) is the one the file was made on, but your run shares no "
-                    f"run with it (other seeds or settings): compare ranges, not digits. {_sentence_case(ranges)}.")
-    else:
-        changed = " and ".join(differences(recorded_platform, here))
-        sentence = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another "
-                    f"{changed} rounds the same sums differently, so training takes another path and a run "
-                    f"can differ from the file's run of the same seed{here_by}: compare ranges, not digits. "
+        sentence = (f"This machine ({describe(here)}) matches the platform the file was made on, but your run "
+                    f"shares no run with it (other seeds or settings): compare ranges, not digits. "
                     f"{_sentence_case(ranges)}.")
+    else:
+        changed = " and ".join(differences(recorded_platform, here)) if recorded_platform else None
+        why = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another {changed} "
+               "rounds the same sums differently" if changed else
+               f"The file does not record the platform it was made on; this is {describe(here)}. Another platform "
+               "may round the same sums differently")
+        path = "takes" if by or nan_text or not shared else "may take"
+        sentence = (f"{why}, so training {path} another path and a run can differ from the file's run of the same "
+                    f"seed{here_by}: compare ranges, not digits. {_sentence_case(ranges)}.")
     return Agreement(same, gap, outside, sentence)
 
 
