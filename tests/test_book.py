@@ -86,14 +86,19 @@ def test_the_book_executes_as_many_notebooks_at_a_time_as_make_test_s_jobs(monke
     assert execute_command()[-2:] == ["--jobs", jobs]
 
 
+def make_recipe(target: str) -> str:
+    """The lines of a Makefile target's recipe."""
+    return re.search(rf"^{target}:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+
+
 @pytest.mark.parametrize("target, command", [("book", "posenc.book.execute"), ("robustness", "posenc.book.robustness")])
 def test_make_book_and_make_robustness_hand_their_jobs_over(target, command):
-    recipe = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+    recipe = make_recipe(target)
     assert f"$(BIN)/python -m {command} --jobs $(JOBS)" in recipe, recipe
 
 
 def test_make_test_hands_its_jobs_to_the_book():
-    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+    recipe = make_recipe("test")
     assert (f"{BOOK_JOBS_VARIABLE}=$(JOBS) $(BIN)/python -m pytest -n $(JOBS) --dist loadfile "
             "--no-loadscope-reorder tests/test_book.py") in recipe, recipe
 

@@ -173,6 +173,7 @@ def stale_reasons(chapter: str, entry: dict, root: Path = ROOT) -> list[str]:
 def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out: Path = RESULTS_FILE,
         log=print) -> dict:
     """Execute the chapters with ``n_shifts`` shifts each, ``jobs`` at a time; update their entries in ``out``."""
+    jobs = max(1, jobs)                                # 0, as pytest -n 0: one at a time
     data = json.loads(out.read_text()) if out.is_file() else {}
     data.setdefault("chapters", {})
     jobs_list = [(chapter, shift) for chapter in chapters for shift in shifts(n_shifts)]
@@ -181,7 +182,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
     start = time.perf_counter()
     load_at_start = round(os.getloadavg()[0], 1)      # other work beside the run makes its seconds longer
     results: dict[str, list[dict]] = {chapter: [] for chapter in chapters}
-    with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_in_a_book_build) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_in_a_book_build) as pool:
         futures = {pool.submit(_run_shifted, chapter, shift): (chapter, shift) for chapter, shift in jobs_list}
         for future in as_completed(futures):
             chapter, shift = futures[future]
@@ -196,7 +197,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
             "notebook": TRAINING_CHAPTERS[chapter], **fingerprint(chapter, modules),
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "platform": platform_signature(), "shift_stride": SHIFT_STRIDE,
-            "jobs": max(1, jobs), "load_average_at_start": load_at_start,
+            "jobs": jobs, "load_average_at_start": load_at_start,
             "all_ok": all(r["ok"] for r in records), "runs": records}
     data["about"] = ("Each chapter that trains a model, executed with every torch seed shifted by a "
                      "constant (a stand-in for another machine's luck): python -m posenc.book.robustness")
