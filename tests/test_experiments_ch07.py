@@ -25,6 +25,8 @@ def test_kinds_pair_every_task_with_every_method():
     config = ch07.BenchmarkExperiment()
     assert config.kinds == tuple(f"{t}/{m}" for t in ch07.TASKS for m in METHODS)
     assert ch07.split_kind("copy/alibi") == ("copy", "alibi")
+    assert ch07.kind_label("first/none") == "no encoding on first token"
+    assert len({ch07.kind_label(kind) for kind in config.kinds}) == len(config.kinds)     # one name per kind
     for bad in ("copy", "copy/rotary", "sorting/rope"):
         with pytest.raises(ValueError, match="task/method"):
             ch07.split_kind(bad)

@@ -176,7 +176,7 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
                     ["ch99.json", "2", "4", "2.0", "2 / 4", "not recorded", "1", machine],
                     ["ch99_replication.json", "2", "4", "1.0", "2 / 4", "not recorded", "0", machine]]
     here = {"cpu": "A CPU", "machine": "x86_64", "torch": "2.13.0", "numpy": "2.4.6"}
-    assert "ch98.json, ch99.json were made on it" in provenance.where_digits_agree_sentence(tmp_path, here)
+    assert "ch98.json, ch99.json were made on a platform that matches it" in provenance.where_digits_agree_sentence(tmp_path, here)
     assert "none of the chapters' files" in provenance.where_digits_agree_sentence(tmp_path, {**here, "cpu": "B"})
 
     (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {
@@ -191,4 +191,12 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
     assert "`make robustness` runs `JOBS` at a time" in totals          # one entry does not say
     (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {
         "ch98": {"all_ok": True, "platform": here, "runs": [{"seconds": 60.0}], "jobs": 3, "load_average_at_start": 1}}}))
-    assert "(they ran 3 at a time)" in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
+    assert "(they ran 3 at a time)." in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
+    (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {
+        "ch98": {"all_ok": True, "runs": [{"seconds": 60.0}], "run_seconds": 1440, "run_chapters": ["ch98", "ch99"]},
+        "ch99": {"all_ok": True, "runs": [{"seconds": 60.0}], "run_seconds": 1440, "run_chapters": ["ch98", "ch99"]},
+        "ch97": {"all_ok": True, "runs": [{"seconds": 60.0}]}}}))
+    assert "; `make robustness` of ch98 and ch99 took 24 minutes from start to end (1 older entry does not " \
+           "record its)." in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
+    assert provenance._chapters(["ch03", "ch04", "ch10"]) == "ch03 to ch10 (3 chapters)"
+    assert provenance._duration(42) == "42 seconds"

@@ -71,10 +71,29 @@ def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNE
     jobs = {entry.get("jobs") for entry in entries}
     at_a_time = (f"they ran {jobs.pop()} at a time" if len(jobs) == 1 and None not in jobs
                  else "`make robustness` runs `JOBS` at a time, two unless you say otherwise")
+    whole = {(tuple(entry["run_chapters"]), entry["run_seconds"]) for entry in entries if "run_seconds" in entry}
+    walls = " and ".join(f"`make robustness` of {_chapters(chapters)} took {_duration(seconds)} from start to end"
+                         for chapters, seconds in sorted(whole))
+    unrecorded = sum("run_seconds" not in entry for entry in entries)
+    if walls and unrecorded:
+        walls += (f" ({unrecorded} older entr{'y does' if unrecorded == 1 else 'ies do'} not record "
+                  f"{'its' if unrecorded == 1 else 'theirs'})")
     return (f"Added up, the sweeps took {hours:.1f} hours there, and `make experiments` runs them one after "
             f"another; `make robustness`'s {len(runs)} executions took {sum(runs) / 3600:.1f} hours of execution "
-            f"time in all ({at_a_time}). Neither is needed to teach: the chapters read the committed "
-            "files.")
+            f"time in all ({at_a_time}){'; ' + walls if walls else ''}. Neither is needed to teach: the chapters "
+            "read the committed files.")
+
+
+def _chapters(chapters) -> str:
+    """'ch05', 'ch05 and ch07', 'ch03 to ch10 (8 chapters)'."""
+    chapters = list(chapters)
+    if len(chapters) <= 2:
+        return " and ".join(chapters)
+    return f"{chapters[0]} to {chapters[-1]} ({len(chapters)} chapters)"
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} seconds" if seconds < 90 else f"{seconds / 60:.0f} minutes"
 
 
 def where_digits_agree_sentence(results_dir: Path = RESULTS_DIR, here: dict | None = None) -> str:
@@ -84,9 +103,10 @@ def where_digits_agree_sentence(results_dir: Path = RESULTS_DIR, here: dict | No
     here = platform_signature() if here is None else here
     same = [s["file"] for s in how_sweeps_were_made(results_dir)
             if "_replication" not in s["file"] and same_platform(s["platform"], here)]
-    made_here = (f"of the chapters' files, {', '.join(same)} were made on it, and the chapters that read them say "
-                 "that the runs their live run shares with the file agree to the last digit" if same
-                 else "none of the chapters' files was made on it")
+    made_here = (f"of the chapters' files, {', '.join(same)} were made on a platform that matches it (the CPU's "
+                 "name, and the versions of torch and numpy), and the chapters that read them say that the runs "
+                 "their live run shares with the file agree to the last digit" if same
+                 else "none of the chapters' files was made on a platform that matches it")
     return (f"This page was built on {describe(here)}; {made_here}. A chapter whose file was made elsewhere, and "
             "every chapter on Colab or on a laptop with another CPU or other library versions, compares ranges "
             "instead and says so and why: that is expected, not a fault.")

@@ -190,6 +190,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
             results[chapter].append(record)
             log(f"  {chapter} shift {shift}: {'ok' if record['ok'] else 'FAILED'} in {record['seconds']} s"
                 + ("" if record["ok"] else "\n" + record["error"][-1500:]))
+    run_seconds = round(time.perf_counter() - start)     # the whole run's wall clock, shared by its chapters
     for chapter, records in results.items():
         records.sort(key=lambda r: r["shift"])
         modules = sorted({m for r in records for m in r.pop("modules", [])})
@@ -198,6 +199,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "platform": platform_signature(), "shift_stride": SHIFT_STRIDE,
             "jobs": jobs, "load_average_at_start": load_at_start,
+            "run_seconds": run_seconds, "run_chapters": list(chapters),
             "all_ok": all(r["ok"] for r in records), "runs": records}
     data["about"] = ("Each chapter that trains a model, executed with every torch seed shifted by a "
                      "constant (a stand-in for another machine's luck): python -m posenc.book.robustness")
@@ -207,7 +209,7 @@ def run(chapters: list[str], n_shifts: int = DEFAULT_SHIFTS, jobs: int = 2, out:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
     failed = sum(not r["ok"] for records in results.values() for r in records)
-    log(f"posenc.book.robustness: done in {time.perf_counter() - start:.0f} s; "
+    log(f"posenc.book.robustness: done in {run_seconds} s; "
         + (f"{failed} execution(s) FAILED" if failed else "every execution went through") + f"; wrote {out}")
     return data
 

@@ -64,6 +64,12 @@ def split_kind(kind: str) -> tuple[str, str]:
     return task, method
 
 
+def kind_label(kind: str) -> str:
+    """``"first/none"`` -> ``"no encoding on first token"``: a kind as the chapter's text names it."""
+    task, method = split_kind(kind)
+    return f"{LABELS[method]} on {TASK_LABELS[task]}"
+
+
 def extension_key(method: str, scale: int, finetuned: bool = False) -> str:
     """Where a rotary run keeps one extension's curve: ``"pi x2"``, ``"ft none x4"``..."""
     return f"{'ft ' if finetuned else ''}{method} x{scale}"
