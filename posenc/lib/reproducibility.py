@@ -275,9 +275,12 @@ def _ranges_text(live, in_file, what: str, digits: int, new_seeds: bool, labels)
     """The sentences that set each live value against the range of the file's seeds for its kind, and
     {kind: [(value, file's min, file's max)]} for the values outside it.
 
-    A value outside is set against how often chance alone puts one there: a new seed lands outside the range
-    of n seeds 2 times in n + 1. Where so many lie outside that chance alone gives that count less than
-    :data:`ALARM` of the time (:func:`outside_count_probabilities`), the sentence says to look for a cause."""
+    A value outside is set against how often chance alone puts one there for a new seed: outside the range of n
+    seeds 2 times in n + 1. Where so many lie outside that chance alone gives that count to new seeds less than
+    :data:`ALARM` of the time (:func:`outside_count_probabilities`), the sentence says to look for a cause. A live
+    run is not quite a new seed: it shares its batches (and, off the seed shift, its starting weights) with the
+    file's run of the same seed number, so it lands outside more easily where that run sits at an edge of the
+    range (``make robustness``'s record shows it), and the sentence says so."""
     outside: dict[str, list[tuple[float, float, float]]] = {}
     named, not_a_number, missing, seed_counts, per_kind = [], [], [], set(), []
     for kind, values in live.items():
@@ -300,7 +303,7 @@ def _ranges_text(live, in_file, what: str, digits: int, new_seeds: bool, labels)
         out = [v for v in numbers if not low <= v <= high]
         if out:
             outside[kind] = [(v, low, high) for v in out]
-            named.append(_outside_text(name, out, low, high, digits))
+            named.append((name, *_outside_digits(out, low, high, digits)))
     n_values, n_out = sum(m for _, m in per_kind), sum(len(v) for v in outside.values())
     values_of = f"value{'' if n_values == 1 else 's'} of {what}"
     if n_values == 0:
@@ -309,22 +312,35 @@ def _ranges_text(live, in_file, what: str, digits: int, new_seeds: bool, labels)
         text = (f"Your {values_of} lies" if n_values == 1 else f"Both your {values_of} lie" if n_values == 2
                 else f"All {n_values} of your {values_of} lie") + " within the range of the file's seeds."
     elif n_values == 1:
-        text = f"Your {values_of} lies outside the range of the file's seeds: {named[0]}."
+        name, shown, file_low, file_high = named[0]
+        text = (f"Your {values_of} for {name}, {shown[0]}, lies outside the range of the file's seeds, "
+                f"{file_low}–{file_high}." if file_low != file_high else
+                f"Your {values_of} for {name}, {shown[0]}, differs from the file's value on every seed, {file_low}.")
     else:
         within = n_values - n_out
         text = (f"Of your {n_values} {values_of}, {'none lies' if within == 0 else f'{within} lie'}"
-                f"{'s' if within == 1 else ''} within the range of the file's seeds. Outside it: {'; '.join(named)}.")
+                f"{'s' if within == 1 else ''} within the range of the file's seeds. Outside it: "
+                f"{'; '.join(_outside_item(*item) for item in named)}.")
     if n_out:
         low_n, high_n = min(seed_counts), max(seed_counts)
         chance = ("a new seed differs from the file's one seed almost every time" if high_n == 1 else
                   f"a new seed lands outside the range of {low_n} seeds {_how_often(low_n)}" if low_n == high_n
                   else f"a new seed lands outside the range of n seeds 2 times in n + 1 (the file has {low_n} to "
                        f"{high_n} seeds per method)")
-        lead = (_sentence_case(chance) if new_seeds else
-                "Where only the rounding differs, a run that took another path is expected to stray no further "
-                f"than one with a new seed, and {chance}")
+        runs = "these runs" if new_seeds else "your runs"
+        shares = "its batches" if new_seeds else "its starting weights and its batches"
         if n_values == 1:
-            text += f" {lead}: one value outside says little on its own."
+            not_new = (f"{'This run' if new_seeds else 'Your run'} is not quite a new seed: it shares {shares} "
+                       "with the file's run of the same seed number and can land near it, so where that run sits at "
+                       f"an edge of the range, {'this one' if new_seeds else 'yours'} falls outside more easily than "
+                       "a new seed would.")
+        else:
+            not_new = (f"{_sentence_case(runs)} are not quite new seeds: each shares {shares} with the file's run "
+                       "of the same seed number and can land near it, so where that run sits at an edge of the "
+                       f"range, {'the shifted run' if new_seeds else 'yours'} falls outside more easily than a new "
+                       "seed would.")
+        if n_values == 1:
+            text += f" {_sentence_case(chance)}, so one value outside says little on its own. {not_new}"
         else:
             expected = sum(m * 2 / (n + 1) for n, m in per_kind)
             chances = outside_count_probabilities(per_kind)
@@ -334,14 +350,15 @@ def _ranges_text(live, in_file, what: str, digits: int, new_seeds: bool, labels)
             bound = ("" if usual >= n_values else
                      f", and in 19 runs out of 20 {'none' if usual == 0 else f'at most {usual}'} (taking the methods "
                      "as independent)")
-            text += (f" {lead}. By chance alone, on average {mean} of your {n_values} values would lie outside "
-                     f"it{bound}.")
+            text += (f" {_sentence_case(chance)}: were {runs} new seeds, on average {mean} of the {n_values} values "
+                     f"would lie outside it by chance alone{bound}.")
             many = f"all {n_out}" if n_out == n_values else f"{n_out} or more"
             if tails[n_out] < ALARM:
-                text += (f" Chance alone puts {many} outside less than 1 time in {round(1 / ALARM):,} (taking the "
-                         "methods as independent): look at the library versions and the code.")
+                text += (f" For new seeds, chance alone puts {many} outside less than 1 time in "
+                         f"{round(1 / ALARM):,}: look at the library versions and the code.")
             elif n_out > usual:
-                text += f" Chance alone puts {many} outside less than 1 time in 20."
+                text += f" For new seeds, chance alone puts {many} outside less than 1 time in 20."
+            text += f" {not_new}"
     if not_a_number:
         text += f" Your run gave NaN (not a number) for {_and(not_a_number)}."
     if missing:
@@ -378,17 +395,21 @@ def _how_often(n_seeds: int) -> str:
     return f"2 times in {n_seeds + 1}"
 
 
-def _outside_text(name: str, values: list[float], low: float, high: float, digits: int) -> str:
-    """'T5 bias: 0.957, 0.960 (file 0.990–1.000)', with as many digits as it takes to show that each value is
-    outside and that the range is one; '1.000 on every seed of the file' where it is a single value."""
+def _outside_digits(values: list[float], low: float, high: float, digits: int) -> tuple[list[str], str, str]:
+    """The values and the file's range printed with as many digits as it takes to show that each value is
+    outside and, where the file's values differ, that the range is not one value."""
     def shown(x, d):
         return f"{x:.{d}f}"
     while digits < 9 and (any(shown(v, digits) == shown(low if v < low else high, digits) for v in values)
                           or (low != high and shown(low, digits) == shown(high, digits))):
         digits += 1
-    spread = (f"{shown(low, digits)} on every seed of the file" if low == high else
-              f"file {shown(low, digits)}–{shown(high, digits)}")
-    return f"{name}: {', '.join(shown(v, digits) for v in values)} ({spread})"
+    return [shown(v, digits) for v in values], shown(low, digits), shown(high, digits)
+
+
+def _outside_item(name: str, shown: list[str], low: str, high: str) -> str:
+    """'T5 bias: 0.957, 0.960 (file 0.990–1.000)', or '(1.000 on every seed of the file)'."""
+    spread = f"{low} on every seed of the file" if low == high else f"file {low}–{high}"
+    return f"{name}: {', '.join(shown)} ({spread})"
 
 
 def _sentence_case(text: str) -> str:
