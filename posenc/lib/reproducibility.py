@@ -44,10 +44,10 @@ REPLICATION_SIZE = 5
 # Runs on the same platform from the same code are equal to the last bit; this allows for printing.
 SAME_RUN_TOLERANCE = 1e-9
 
-# A count of live values outside the file's range that chance alone gives less often than this is called more
-# than chance (:func:`agreement`). make robustness's 80 executions, new seeds with nothing else changed, would
-# reach it at most about once in 125 re-runs if the methods were independent (counts of the chapters' methods
-# correlate little across seeds); tests/test_robustness.py holds the record to never reaching it.
+# A count of live values outside the file's range that chance alone gives new seeds less often than this is
+# called more than chance (:func:`agreement`). Were make robustness's 80 executions (shifted torch seeds; they
+# share the file's batches) new seeds with the methods independent, a re-run would reach it about once in 440;
+# tests/test_robustness.py holds the record to never reaching it.
 ALARM = 1e-4
 
 # Set while `make robustness` runs a chapter with every torch seed shifted (posenc.book.robustness): such a
@@ -224,11 +224,11 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     gap = math.inf if one_sided else max(numeric) if numeric else math.nan
     found = _gap_text(numeric, one_sided)
     shift = seed_shift()
-    ranges, outside = _ranges_text(live, in_file, what, digits, bool(shift), labels)
+    ranges, outside = _ranges_text(live, in_file, what, digits, bool(shared) and not shift, labels)
     same = same_platform(recorded_platform, here)
     if shift:
-        sentence = (f"This run's torch seeds are shifted by {shift} (make robustness), so it shares the file's "
-                    f"seed numbers, not its seeds: compare ranges, not digits. {ranges}")
+        sentence = (f"This run's torch seeds are shifted by {shift} (make robustness): it shares the file's seed "
+                    f"numbers and batches, not its starting weights, so compare ranges, not digits. {ranges}")
         return Agreement(same, math.nan, outside, sentence.rstrip())     # other seeds: no gap means anything
     if same and shared and gap <= SAME_RUN_TOLERANCE:
         result = (f"give exactly the file's values of {what}: they are reproduced digit for digit" if gap == 0 else
@@ -271,16 +271,18 @@ def _gap_text(numeric: list[float], one_sided: int) -> str:
     return ", and ".join(parts)
 
 
-def _ranges_text(live, in_file, what: str, digits: int, new_seeds: bool, labels) -> tuple[str, dict]:
+def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels) -> tuple[str, dict]:
     """The sentences that set each live value against the range of the file's seeds for its kind, and
     {kind: [(value, file's min, file's max)]} for the values outside it.
 
     A value outside is set against how often chance alone puts one there for a new seed: outside the range of n
     seeds 2 times in n + 1. Where so many lie outside that chance alone gives that count to new seeds less than
     :data:`ALARM` of the time (:func:`outside_count_probabilities`), the sentence says to look for a cause. A live
-    run is not quite a new seed: it shares its batches (and, off the seed shift, its starting weights) with the
-    file's run of the same seed number, so it lands outside more easily where that run sits at an edge of the
-    range (``make robustness``'s record shows it), and the sentence says so."""
+    run that shares runs with the file (``partnered``) is not quite a new seed: it shares its batches and starting
+    weights with the file's run of the same seed number, so it can lie outside more often, most easily past a
+    value that run holds at an edge (``make robustness``'s record shows it for runs that share only the batches),
+    and the sentence says so. The rates are also averages over the files one might have drawn: a committed file
+    whose range happens to be narrow puts values outside more often than they say."""
     outside: dict[str, list[tuple[float, float, float]]] = {}
     named, not_a_number, missing, seed_counts, per_kind = [], [], [], set(), []
     for kind, values in live.items():
@@ -327,20 +329,10 @@ def _ranges_text(live, in_file, what: str, digits: int, new_seeds: bool, labels)
                   f"a new seed lands outside the range of {low_n} seeds {_how_often(low_n)}" if low_n == high_n
                   else f"a new seed lands outside the range of n seeds 2 times in n + 1 (the file has {low_n} to "
                        f"{high_n} seeds per method)")
-        runs = "these runs" if new_seeds else "your runs"
-        shares = "its batches" if new_seeds else "its starting weights and its batches"
         if n_values == 1:
-            not_new = (f"{'This run' if new_seeds else 'Your run'} is not quite a new seed: it shares {shares} "
-                       "with the file's run of the same seed number and can land near it, so where that run sits at "
-                       f"an edge of the range, {'this one' if new_seeds else 'yours'} falls outside more easily than "
-                       "a new seed would.")
-        else:
-            not_new = (f"{_sentence_case(runs)} are not quite new seeds: each shares {shares} with the file's run "
-                       "of the same seed number and can land near it, so where that run sits at an edge of the "
-                       f"range, {'the shifted run' if new_seeds else 'yours'} falls outside more easily than a new "
-                       "seed would.")
-        if n_values == 1:
-            text += f" {_sentence_case(chance)}, so one value outside says little on its own. {not_new}"
+            text += f" {_sentence_case(chance)}, so one value outside says little on its own"
+            text += (", and less where the file's run of the same seed number, which shares your run's batches and "
+                     "starting weights, holds the file's lowest or highest value." if partnered else ".")
         else:
             expected = sum(m * 2 / (n + 1) for n, m in per_kind)
             chances = outside_count_probabilities(per_kind)
@@ -348,17 +340,20 @@ def _ranges_text(live, in_file, what: str, digits: int, new_seeds: bool, labels)
             usual = int(np.argmax(tails < 0.05)) - 1 if (tails < 0.05).any() else n_values
             mean = f"{round(expected)}" if abs(expected - round(expected)) < 0.05 else f"{expected:.1f}"
             bound = ("" if usual >= n_values else
-                     f", and in 19 runs out of 20 {'none' if usual == 0 else f'at most {usual}'} (taking the methods "
+                     f", and {'none' if usual == 0 else f'at most {usual}'} in 19 runs out of 20 (taking the methods "
                      "as independent)")
-            text += (f" {_sentence_case(chance)}: were {runs} new seeds, on average {mean} of the {n_values} values "
-                     f"would lie outside it by chance alone{bound}.")
+            text += (f" {_sentence_case(chance)}, so new seeds would put {mean} of your {n_values} values outside on "
+                     f"average{bound}.")
+            if partnered:
+                text += (" Your runs are not quite new seeds: each shares its batches and starting weights with the "
+                         "file's run of the same seed number, so they can lie outside more often, most easily past a "
+                         "value that run holds at an edge of the range.")
             many = f"all {n_out}" if n_out == n_values else f"{n_out} or more"
             if tails[n_out] < ALARM:
-                text += (f" For new seeds, chance alone puts {many} outside less than 1 time in "
-                         f"{round(1 / ALARM):,}: look at the library versions and the code.")
+                text += (f" New seeds put {many} outside less than 1 time in {round(1 / ALARM):,} (taking the methods "
+                         "as independent): look at the library versions and the code.")
             elif n_out > usual:
-                text += f" For new seeds, chance alone puts {many} outside less than 1 time in 20."
-            text += f" {not_new}"
+                text += f" New seeds put {many} outside less than 1 time in 20."
     if not_a_number:
         text += f" Your run gave NaN (not a number) for {_and(not_a_number)}."
     if missing:
