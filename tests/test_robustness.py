@@ -43,9 +43,10 @@ def test_each_entry_says_how_many_executions_ran_at_a_time_and_under_what_load(c
 @pytest.mark.parametrize("chapter", robustness.TRAINING_CHAPTERS)
 def test_no_shifted_execution_calls_its_values_outside_the_file_more_than_chance(chapter):
     """The calibration of posenc.lib.reproducibility.ALARM: make robustness's executions have shifted torch seeds
-    (they share the file's batches) and nothing else changed, so none may tell the reader to look for a cause. A re-made file can
-    fail this by chance (about 1 time in 440 if the methods are independent, a few times in 100 if the methods
-    of one seed correlate, mostly in ch07's 21): read a failure as a question about that correlation first."""
+    (they share the file's batches) and nothing else changed, so none may tell the reader to look for a cause.
+    A re-made file can fail this by chance (about 1 time in 440 if the methods are independent, a few times in
+    100 if the methods of one seed correlate, mostly in ch07's 21): read a failure as a question about that
+    correlation first."""
     entry = ENTRIES.get(chapter) or pytest.fail(f"{chapter} has no entry: " + FIX.format(chapter=chapter))
     alarmed = [run["shift"] for run in entry["runs"]
                if any("look at the library versions" in value for value in run.get("glued", {}).values())]
