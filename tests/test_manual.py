@@ -176,7 +176,8 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
                     ["ch99.json", "2", "4", "2.0", "2 / 4", "not recorded", "1", machine],
                     ["ch99_replication.json", "2", "4", "1.0", "2 / 4", "not recorded", "0", machine]]
     here = {"cpu": "A CPU", "machine": "x86_64", "torch": "2.13.0", "numpy": "2.4.6"}
-    assert "ch98.json, ch99.json were made on a platform that matches it" in provenance.where_digits_agree_sentence(tmp_path, here)
+    assert "ch98.json, ch99.json were made on a platform that matches it (the CPU's name and the versions of " \
+           "torch and numpy; the instruction set" in provenance.where_digits_agree_sentence(tmp_path, here)
     assert "none of the chapters' files" in provenance.where_digits_agree_sentence(tmp_path, {**here, "cpu": "B"})
 
     (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {
@@ -187,7 +188,7 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
         ["ch98", "2", "1800 to 1800", "2 (load 0.3)", "yes", machine],
         ["ch99", "2", "12 to 31", "not recorded", "no", "an unrecorded machine"]]
     totals = provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
-    assert "the sweeps took 0.1 hours" in totals and "4 executions took 1.0 hours" in totals
+    assert "the sweeps took 0.1 hours" in totals and "4 executions took 61 minutes of execution time" in totals
     assert "`make robustness` runs `JOBS` at a time" in totals          # one entry does not say
     (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {
         "ch98": {"all_ok": True, "platform": here, "runs": [{"seconds": 60.0}], "jobs": 3, "load_average_at_start": 1}}}))
@@ -196,7 +197,14 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
         "ch98": {"all_ok": True, "runs": [{"seconds": 60.0}], "run_seconds": 1440, "run_chapters": ["ch98", "ch99"]},
         "ch99": {"all_ok": True, "runs": [{"seconds": 60.0}], "run_seconds": 1440, "run_chapters": ["ch98", "ch99"]},
         "ch97": {"all_ok": True, "runs": [{"seconds": 60.0}]}}}))
-    assert "; `make robustness` of ch98 and ch99 took 24 minutes from start to end (1 older entry does not " \
-           "record its)." in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
+    assert "), and the run of ch98 and ch99 took 24 minutes from start to end (1 older entry does not record " \
+           "its)." in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
+    (tmp_path / "robustness.json").write_text(json.dumps({"chapters": {
+        "ch98": {"all_ok": True, "runs": [{"seconds": 60.0}], "run_seconds": 1440, "run_chapters": ["ch98", "ch99"],
+                 "created": "2026-01-01T10:00:00+00:00"},
+        "ch99": {"all_ok": True, "runs": [{"seconds": 60.0}], "run_seconds": 200, "run_chapters": ["ch99"],
+                 "created": "2026-01-01T11:00:00+00:00"}}}))
+    assert "the run of ch98 and ch99 took 24 minutes from start to end, and a later run of ch99, whose entries " \
+           "replace that run's, 3 minutes." in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
     assert provenance._chapters(["ch03", "ch04", "ch10"]) == "ch03 to ch10 (3 chapters)"
     assert provenance._duration(42) == "42 seconds"

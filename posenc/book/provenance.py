@@ -14,7 +14,7 @@ from pathlib import Path
 from posenc.book.robustness import RESULTS_FILE as ROBUSTNESS_FILE, recorded_chapters
 from posenc.experiments.results import RESULTS_DIR
 from posenc.experiments.summaries import Table
-from posenc.lib.reproducibility import describe, platform_signature, same_platform
+from posenc.lib.reproducibility import CAPABILITY, describe, platform_signature, same_platform
 
 
 def how_sweeps_were_made(results_dir: Path = RESULTS_DIR) -> list[dict]:
@@ -71,17 +71,21 @@ def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNE
     jobs = {entry.get("jobs") for entry in entries}
     at_a_time = (f"they ran {jobs.pop()} at a time" if len(jobs) == 1 and None not in jobs
                  else "`make robustness` runs `JOBS` at a time, two unless you say otherwise")
-    whole = {(tuple(entry["run_chapters"]), entry["run_seconds"]) for entry in entries if "run_seconds" in entry}
-    walls = " and ".join(f"`make robustness` of {_chapters(chapters)} took {_duration(seconds)} from start to end"
-                         for chapters, seconds in sorted(whole))
+    whole = {}                                      # each run once, in the order they were made
+    for entry in sorted((e for e in entries if "run_seconds" in e), key=lambda e: e.get("created", "")):
+        whole.setdefault((tuple(entry["run_chapters"]), entry["run_seconds"]), None)
+    walls = ", and ".join(
+        f"the run of {_chapters(chapters)} took {_duration(seconds)} from start to end" if not later else
+        f"a later run of {_chapters(chapters)}, whose entries replace that run's, {_duration(seconds)}"
+        for later, (chapters, seconds) in enumerate(whole))
     unrecorded = sum("run_seconds" not in entry for entry in entries)
     if walls and unrecorded:
         walls += (f" ({unrecorded} older entr{'y does' if unrecorded == 1 else 'ies do'} not record "
                   f"{'its' if unrecorded == 1 else 'theirs'})")
     return (f"Added up, the sweeps took {hours:.1f} hours there, and `make experiments` runs them one after "
-            f"another; `make robustness`'s {len(runs)} executions took {sum(runs) / 3600:.1f} hours of execution "
-            f"time in all ({at_a_time}){'; ' + walls if walls else ''}. Neither is needed to teach: the chapters "
-            "read the committed files.")
+            f"another; `make robustness`'s {len(runs)} executions took {_duration(sum(runs))} of execution time in "
+            f"all ({at_a_time}){', and ' + walls if walls else ''}. Neither is needed to teach: the chapters read the "
+            "committed files.")
 
 
 def _chapters(chapters) -> str:
@@ -93,7 +97,9 @@ def _chapters(chapters) -> str:
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} seconds" if seconds < 90 else f"{seconds / 60:.0f} minutes"
+    """'42 seconds', '26 minutes', '3.4 hours'."""
+    return (f"{seconds:.0f} seconds" if seconds < 90 else f"{seconds / 60:.0f} minutes" if seconds < 7200
+            else f"{seconds / 3600:.1f} hours")
 
 
 def where_digits_agree_sentence(results_dir: Path = RESULTS_DIR, here: dict | None = None) -> str:
@@ -103,9 +109,14 @@ def where_digits_agree_sentence(results_dir: Path = RESULTS_DIR, here: dict | No
     here = platform_signature() if here is None else here
     same = [s["file"] for s in how_sweeps_were_made(results_dir)
             if "_replication" not in s["file"] and same_platform(s["platform"], here)]
-    made_here = (f"of the chapters' files, {', '.join(same)} were made on a platform that matches it (the CPU's "
-                 "name, and the versions of torch and numpy), and the chapters that read them say that the runs "
-                 "their live run shares with the file agree to the last digit" if same
+    recorded = [s["platform"] for s in how_sweeps_were_made(results_dir) if s["file"] in same]
+    compared = ("the CPU's name, the instruction set torch uses and the versions of torch and numpy"
+                if all(CAPABILITY in (platform or {}) for platform in recorded) else
+                "the CPU's name and the versions of torch and numpy; the instruction set torch uses is compared only "
+                "where both record it, and not all of these files do")
+    made_here = (f"of the chapters' files, {', '.join(same)} were made on a platform that matches it ({compared}), "
+                 "and the chapters that read them say that the runs their live run shares with the file agree to "
+                 "the last digit" if same
                  else "none of the chapters' files was made on a platform that matches it")
     return (f"This page was built on {describe(here)}; {made_here}. A chapter whose file was made elsewhere, and "
             "every chapter on Colab or on a laptop with another CPU or other library versions, compares ranges "
