@@ -107,11 +107,11 @@ def where_digits_agree_sentence(results_dir: Path = RESULTS_DIR, here: dict | No
     page is built on: those chapters say that their live runs agree with the file to the last digit; the others
     compare ranges."""
     here = platform_signature() if here is None else here
-    same = [s["file"] for s in how_sweeps_were_made(results_dir)
-            if "_replication" not in s["file"] and same_platform(s["platform"], here)]
-    recorded = [s["platform"] for s in how_sweeps_were_made(results_dir) if s["file"] in same]
+    made_same = [s for s in how_sweeps_were_made(results_dir)
+                 if "_replication" not in s["file"] and same_platform(s["platform"], here)]
+    same = [s["file"] for s in made_same]
     compared = ("the CPU's name, the instruction set torch uses and the versions of torch and numpy"
-                if all(CAPABILITY in (platform or {}) for platform in recorded) else
+                if all(CAPABILITY in (s["platform"] or {}) for s in made_same) else
                 "the CPU's name and the versions of torch and numpy; the instruction set torch uses is compared only "
                 "where both record it, and not all of these files do")
     made_here = (f"of the chapters' files, {', '.join(same)} were made on a platform that matches it ({compared}), "
