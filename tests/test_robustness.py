@@ -160,7 +160,7 @@ def test_on_the_files_platform_a_difference_points_at_changed_code(monkeypatch):
     result = rep.agreement([(0.95, 0.98)], {"t5": [0.95]}, {"t5": [0.97, 0.99]}, HERE, here=HERE)
     assert not result.reproduced and "code or the run's settings have changed" in result.sentence
     assert "or this CPU differs from the file's in a way its name does not show" in result.sentence
-    assert "Your value of accuracy for t5, 0.950, lies outside the range of the file's seeds, 0.970–0.990." \
+    assert "Your value of accuracy for t5 lies outside the range of the file's seeds: 0.950 against 0.970–0.990." \
         in result.sentence
 
 
@@ -181,13 +181,14 @@ def test_on_another_platform_ranges_are_compared_and_the_difference_is_named(mon
 def test_a_value_just_outside_the_range_is_printed_with_the_digits_that_show_it(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([], {"sin": [0.99912]}, {"sin": [0.989, 0.9991]}, ELSEWHERE, here=HERE)
-    assert "for sin, 0.99912, lies outside the range of the file's seeds, 0.98900–0.99910." in result.sentence
+    assert "for sin lies outside the range of the file's seeds: 0.99912 against 0.98900–0.99910." in result.sentence
 
 
 def test_names_and_units_keep_their_capitals(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([], {"ALiBi": [3.9]}, {"ALiBi": [2.8, 2.9]}, ELSEWHERE, here=HERE, what="bits at 8L")
-    assert "Your value of bits at 8L for ALiBi, 3.900, lies outside" in result.sentence
+    assert "Your value of bits at 8L for ALiBi lies outside the range of the file's seeds: 3.900 against" \
+        in result.sentence
 
 
 def test_a_run_with_shifted_seeds_is_not_blamed_on_changed_code(monkeypatch):
@@ -263,7 +264,7 @@ def test_on_the_files_platform_a_run_that_shares_no_run_is_not_called_another_ma
 def test_on_another_platform_runs_that_happen_to_agree_do_not_read_by_up_to_zero(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     result = rep.agreement([(0.9, 0.9)], {}, {}, ELSEWHERE, here=HERE)
-    assert "(here the runs you share happen to agree exactly)" in result.sentence and "up to 0" not in result.sentence
+    assert "(here the runs you share with the file happen to agree exactly)" in result.sentence and "up to 0" not in result.sentence
 
 
 def test_every_live_value_is_counted_and_those_outside_are_set_against_how_many_chance_puts_there(monkeypatch):
@@ -280,9 +281,10 @@ def test_every_live_value_is_counted_and_those_outside_are_set_against_how_many_
            "0.960, 0.950 (file 0.970–1.000)." in result.sentence
     assert "A new seed lands outside the range of 10 seeds 2 times in 11, so new seeds would put 3.3 of your 18 " \
            "values outside on average, and at most 6 in 19 runs out of 20 (taking the methods as independent). Your " \
-           "runs are not quite new seeds: each shares its batches and starting weights with the file's run of the " \
-           "same seed number, so they can lie outside more often, most easily past a value that run holds at an " \
-           "edge of the range." in result.sentence
+           "runs are not quite new seeds: each starts from the same seed as the file's run of that seed number and " \
+           "sees the same batches, so they can lie outside more often, most easily past a value that run holds at " \
+           "an edge of the range." in result.sentence
+    assert "past an edge that the file's run" not in result.sentence      # no seeds given: nothing to say which
     assert "New seeds put" not in result.sentence and "says little" not in result.sentence
     unpartnered = rep.agreement([], live, {kind: ten for kind in kinds}, ELSEWHERE, here=HERE).sentence
     assert "not quite new seeds" not in unpartnered          # no run of the same seed to share anything with
@@ -327,18 +329,19 @@ def test_one_value_outside_says_little_and_a_range_of_one_value_is_said_so(monke
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     near = rep.agreement([(2.575, 2.58)], {"irope": [2.575]}, {"irope": [2.58, 2.60, 2.611]}, ELSEWHERE, here=HERE,
                          what="bits")
-    assert "Your value of bits for irope, 2.575, lies outside the range of the file's seeds, 2.580–2.611. A new " \
-           "seed lands outside the range of 3 seeds half the time, so one value outside says little on its own, " \
-           "and less where the file's run of the same seed number, which shares your run's batches and starting " \
-           "weights, holds the file's lowest or highest value." in near.sentence
+    assert "Your value of bits for irope lies outside the range of the file's seeds: 2.575 against 2.580–2.611. A " \
+           "new seed lands outside the range of 3 seeds half the time, so one value outside says little on its own, " \
+           "and less where the file's run of the same seed number, which starts from the same seed as yours and " \
+           "sees the same batches, holds the file's lowest or highest value." in near.sentence
     alone = rep.agreement([], {"irope": [2.575]}, {"irope": [2.58, 2.60, 2.611]}, ELSEWHERE, here=HERE).sentence
-    assert "says little on its own." in alone and "shares your run's" not in alone
+    assert "says little on its own." in alone and "the same seed as yours" not in alone
     ceiling = rep.agreement([], {"shaw": [0.9998]}, {"shaw": [1.0] * 10}, ELSEWHERE, here=HERE)
-    assert "for shaw, 0.9998, differs from the file's value on every seed, 1.0000." in ceiling.sentence
+    assert "for shaw differs from the file's value on every seed: 0.9998 against 1.0000." in ceiling.sentence
     two = rep.agreement([], {"shaw": [0.9998, 1.0]}, {"shaw": [1.0] * 10}, ELSEWHERE, here=HERE)
     assert "Outside it: shaw: 0.9998 (1.0000 on every seed of the file)." in two.sentence
     close = rep.agreement([], {"a": [0.99]}, {"a": [0.9997, 0.9999, 1.0]}, ELSEWHERE, here=HERE)
-    assert "for a, 0.9900, lies outside the range of the file's seeds, 0.9997–1.0000." in close.sentence  # not 1.000
+    assert "for a lies outside the range of the file's seeds: 0.9900 against 0.9997–1.0000." \
+        in close.sentence                                                                                  # not 1.000
     single = rep.agreement([], {"a": [0.5, 0.6]}, {"a": [0.7]}, ELSEWHERE, here=HERE)
     assert "A new seed differs from the file's one seed almost every time" in single.sentence
     missing = rep.agreement([], {"a": [0.5], "b": [0.7, float("nan")]}, {"a": [0.4, 0.6]}, ELSEWHERE, here=HERE)
@@ -398,3 +401,58 @@ def test_on_another_platform_runs_that_happen_to_agree_only_may_take_another_pat
     assert "so training may take another path" in nothing_shared
     unrecorded = rep.agreement([(0.9, 0.8)], {}, {}, None, here=HERE).sentence
     assert "may round the same sums differently, so training may take another path" in unrecorded
+
+
+def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_holds_the_edge(monkeypatch):
+    """With {seed: value}, the sentence names the file's run that a value outside is partnered with where that run
+    holds the edge the value lies past (review 69's S1), and says where none does; without seeds it stays general."""
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    in_file = {"irope": {0: 2.58, 1: 2.586, 2: 2.611}}
+    partnered = rep.agreement([(2.575, 2.58)], {"irope": {0: 2.575}}, in_file, ELSEWHERE, here=HERE, what="bits",
+                              labels={"irope": "rotary + no position (iRoPE)"}).sentence
+    assert "Your value of bits for rotary + no position (iRoPE) lies outside the range of the file's seeds: 2.575 " \
+           "against 2.580–2.611. A new seed lands outside the range of 3 seeds half the time, so one value outside " \
+           "says little on its own, and less here: the file's run of seed 0, which starts from the same seed as " \
+           "yours and sees the same batches, holds the file's lowest value, 2.580." in partnered
+    other_edge = rep.agreement([(2.575, 2.58)], {"irope": {2: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
+    assert other_edge.endswith("so one value outside says little on its own.")        # seed 2 holds the highest
+    above = rep.agreement([(2.7, 2.6)], {"irope": {2: 2.7}}, in_file, ELSEWHERE, here=HERE).sentence
+    assert "the file's run of seed 2, which starts from the same seed as yours and sees the same batches, holds the " \
+           "file's highest value, 2.611." in above
+    unshared = rep.agreement([], {"irope": {0: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
+    assert "seed 0" not in unshared and "same seed as yours" not in unshared      # no run shared: a new seed
+    ceiling = rep.agreement([(0.99, 1.0)], {"a": {0: 0.99}}, {"a": {0: 1.0, 1: 1.0}}, ELSEWHERE, here=HERE).sentence
+    assert ceiling.endswith("so one value outside says little on its own.")       # every run holds that value
+
+    ten = {seed: value for seed, value in enumerate([0.97, 1.0, 0.98, 0.99, 0.975, 0.985, 0.99, 0.995, 0.971, 0.98])}
+    live = {"a": {0: 0.96, 1: 0.99, 2: 0.95}, "b": {0: 0.99, 1: 0.985, 2: 0.98}, "c": {0: 0.5, 8: 0.6}}
+    many = rep.agreement([(0.99, 0.985)], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
+    assert "Of the values outside, 2 lie past an edge that the file's run of the same seed holds: a (seed 0); c " \
+           "(seed 0)." in many                  # seed 0 holds 0.97, the lowest; seed 2 (0.98) and 8 (0.971) do not
+    both = rep.agreement([(0.99, 0.985)], {"a": {0: 0.96, 1: 0.99, 2: 0.99}, "c": {0: 0.5, 1: 1.2}},
+                         {"a": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
+    assert "Of the values outside, all 3 lie past an edge that the file's run of the same seed holds: a (seed 0); " \
+           "c (seeds 0 and 1)." in both
+    none = rep.agreement([(0.99, 0.985)], {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.01, 5: 0.98}}, {"a": ten, "b": ten},
+                         ELSEWHERE, here=HERE).sentence
+    assert "None of the values outside lies past an edge that the file's run of the same seed holds." in none
+    one = rep.agreement([(0.99, 0.985)], {"a": {0: 0.96, 1: 0.99}}, {"a": ten}, ELSEWHERE, here=HERE).sentence
+    assert "The value outside lies past an edge that the file's run of the same seed holds: a (seed 0)." in one
+    one_not = rep.agreement([(0.99, 0.985)], {"a": {2: 0.96, 1: 0.99}}, {"a": ten}, ELSEWHERE, here=HERE).sentence
+    assert "The value outside does not lie past an edge that the file's run of the same seed holds." in one_not
+    unshared = rep.agreement([], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
+    assert "past an edge" not in unshared
+    lists = rep.agreement([(0.99, 0.985)], {k: list(v.values()) for k, v in live.items()},
+                          {k: list(ten.values()) for k in live}, ELSEWHERE, here=HERE).sentence
+    assert "past an edge that the file's run" not in lists and "not quite new seeds" in lists
+
+
+def test_by_seed_reads_one_value_per_seed_from_runs_or_records():
+    from posenc import experiments as ex
+
+    records = [{"kind": "a", "seed": 3, "accuracy": 0.5, "by_position": {"x": [1.0, 2.0]}},
+               {"kind": "b", "seed": 3, "accuracy": 0.7, "by_position": {"x": [3.0, 4.0]}},
+               {"kind": "a", "seed": 1, "accuracy": 0.25, "by_position": {"x": [5.0, 6.0]}}]
+    assert ex.by_seed(records, "a") == {3: 0.5, 1: 0.25}
+    assert ex.by_seed(records, "b", lambda r: r["by_position"]["x"][-1]) == {3: 4.0}
+    assert ex.by_seed(records, "c") == {}

@@ -24,6 +24,7 @@ from posenc.experiments.summaries import (
     band,
     bin_means,
     block_steps,
+    by_seed,
     cell,
     fmt,
     in_distribution,
@@ -39,7 +40,7 @@ from posenc.experiments.summaries import (
 )
 
 __all__ = [
-    "Experiment", "LABELS", "PUBLISHED", "Run", "Table", "band", "bin_means", "block_steps", "cell", "fmt",
+    "Experiment", "LABELS", "PUBLISHED", "Run", "Table", "band", "bin_means", "block_steps", "by_seed", "cell", "fmt",
     "in_distribution", "loss_curves", "markdown_table", "mean_spread", "paired_differences", "position_curves",
     "records_of", "run_one", "same_setup", "steps_of", "steps_to_loss", "summarise", "sweep",
 ]

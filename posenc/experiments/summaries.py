@@ -55,6 +55,14 @@ def in_distribution(runs, kind: str) -> np.ndarray:
     return np.array([r["accuracy"] for r in records_of(runs) if r["kind"] == kind])
 
 
+def by_seed(runs, kind: str, value=None) -> dict[int, float]:
+    """{seed: value} of one kind's runs (Run objects or saved records); ``value`` reads the value from a record,
+    by default its accuracy at the training length. What ``posenc.lib.reproducibility.agreement`` takes to find
+    the file's run of the same seed as a live value."""
+    read = value or (lambda record: record["accuracy"])
+    return {int(r["seed"]): float(read(r)) for r in records_of(runs) if r["kind"] == kind}
+
+
 def band(curves: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, minimum and maximum over seeds (axis 0) of per-position curves, NaN where nothing was measured."""
     with warnings.catch_warnings():

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -255,7 +256,7 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
                "may round the same sums differently")
         path = "takes" if found and changed else "may take"
         evidence = (f" (here {found})" if found else
-                    " (here the runs you share happen to agree exactly)" if shared else "")
+                    " (here the runs you share with the file happen to agree exactly)" if shared else "")
         sentence = (f"{why}, so training {path} another path and a run can differ from the file's run of the same "
                     f"seed{evidence}: compare ranges, not digits. {ranges}")
     return Agreement(same, gap, outside, sentence.rstrip())
@@ -278,36 +279,45 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
     A value outside is set against how often chance alone puts one there for a new seed: outside the range of n
     seeds 2 times in n + 1. Where so many lie outside that chance alone gives that count to new seeds less than
     :data:`ALARM` of the time (:func:`outside_count_probabilities`), the sentence says to look for a cause. A live
-    run that shares runs with the file (``partnered``) is not quite a new seed: it shares its batches and starting
-    weights with the file's run of the same seed number, so it can lie outside more often, most easily past a
-    value that run holds at an edge (``make robustness``'s record shows it for runs that share only the batches),
-    and the sentence says so. The rates are also averages over the files one might have drawn: a committed file
-    whose range happens to be narrow puts values outside more often than they say."""
+    run that shares runs with the file (``partnered``) is not quite a new seed: it starts from the same seed as the
+    file's run of the same seed number and sees the same batches, so it can lie outside more often, most easily
+    past a value that run holds at an edge (``make robustness``'s record shows it for runs that share only the
+    batches), and the sentence says so. Where the values come as {seed: value}, it says whether that run holds the
+    edge each value outside lies past. The rates are also averages over the files one might have drawn: a
+    committed file whose range happens to be narrow puts values outside more often than they say."""
     outside: dict[str, list[tuple[float, float, float]]] = {}
-    named, not_a_number, missing, seed_counts, per_kind = [], [], [], set(), []
+    named, not_a_number, missing, per_kind = [], [], [], []
+    edges, unknown = [], False             # (name, seed, "lowest"/"highest", edge shown) where the partner holds it
     for kind, values in live.items():
         name = labels.get(kind, kind) if labels else kind
-        spread = np.asarray(in_file.get(kind, ()), dtype=np.float64)
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        spread, file_seeds = _seeded(in_file.get(kind, ()))
+        values, seeds = _seeded(values)
         n_seeds = int((~np.isnan(spread)).sum())
         if n_seeds == 0:
             missing.append(name)
             continue
         low, high = float(np.nanmin(spread)), float(np.nanmax(spread))
-        numbers = [v for v in values.tolist() if not math.isnan(v)]
+        partners = dict(zip(file_seeds, spread.tolist())) if file_seeds is not None else {}
+        numbers = [(v, seed) for v, seed in zip(values.tolist(), seeds or [None] * values.size) if not math.isnan(v)]
         if len(numbers) < values.size:
             n_nan = values.size - len(numbers)
             not_a_number.append(name if n_nan == 1 else f"{name} ({n_nan} seeds)")
         if not numbers:
             continue
         per_kind.append((n_seeds, len(numbers)))
-        seed_counts.add(n_seeds)
-        out = [v for v in numbers if not low <= v <= high]
+        out = [(v, seed) for v, seed in numbers if not low <= v <= high]
         if out:
-            outside[kind] = [(v, low, high) for v in out]
-            named.append((name, *_outside_digits(out, low, high, digits)))
+            outside[kind] = [(v, low, high) for v, _ in out]
+            shown, file_low, file_high = _outside_digits([v for v, _ in out], low, high, digits)
+            named.append((name, shown, file_low, file_high))
+            for v, seed in out:
+                partner = partners.get(seed)
+                unknown |= partner is None
+                if partner == (low if v < low else high):
+                    edges.append((name, seed, "lowest" if v < low else "highest", file_low if v < low else file_high))
     n_values, n_out = sum(m for _, m in per_kind), sum(len(v) for v in outside.values())
     values_of = f"value{'' if n_values == 1 else 's'} of {what}"
+    judged = partnered and not unknown              # whether each value outside lies past its partner's edge is known
     if n_values == 0:
         text = ""
     elif n_out == 0:
@@ -315,15 +325,17 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
                 else f"All {n_values} of your {values_of} lie") + " within the range of the file's seeds."
     elif n_values == 1:
         name, shown, file_low, file_high = named[0]
-        text = (f"Your {values_of} for {name}, {shown[0]}, lies outside the range of the file's seeds, "
+        text = (f"Your {values_of} for {name} lies outside the range of the file's seeds: {shown[0]} against "
                 f"{file_low}–{file_high}." if file_low != file_high else
-                f"Your {values_of} for {name}, {shown[0]}, differs from the file's value on every seed, {file_low}.")
+                f"Your {values_of} for {name} differs from the file's value on every seed: {shown[0]} against "
+                f"{file_low}.")
     else:
         within = n_values - n_out
         text = (f"Of your {n_values} {values_of}, {'none lies' if within == 0 else f'{within} lie'}"
                 f"{'s' if within == 1 else ''} within the range of the file's seeds. Outside it: "
                 f"{'; '.join(_outside_item(*item) for item in named)}.")
     if n_out:
+        seed_counts = {n for n, _ in per_kind}
         low_n, high_n = min(seed_counts), max(seed_counts)
         chance = ("a new seed differs from the file's one seed almost every time" if high_n == 1 else
                   f"a new seed lands outside the range of {low_n} seeds {_how_often(low_n)}" if low_n == high_n
@@ -331,8 +343,17 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
                        f"{high_n} seeds per method)")
         if n_values == 1:
             text += f" {_sentence_case(chance)}, so one value outside says little on its own"
-            text += (", and less where the file's run of the same seed number, which shares your run's batches and "
-                     "starting weights, holds the file's lowest or highest value." if partnered else ".")
+            if named[0][2] == named[0][3]:        # every seed gives one value: each run holds it
+                text += "."
+            elif judged and edges:
+                _, seed, side, edge = edges[0]
+                text += (f", and less here: the file's run of seed {seed}, which starts from the same seed as yours "
+                         f"and sees the same batches, holds the file's {side} value, {edge}.")
+            elif partnered and not judged:
+                text += (", and less where the file's run of the same seed number, which starts from the same seed "
+                         "as yours and sees the same batches, holds the file's lowest or highest value.")
+            else:
+                text += "."
         else:
             expected = sum(m * 2 / (n + 1) for n, m in per_kind)
             chances = outside_count_probabilities(per_kind)
@@ -345,9 +366,11 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             text += (f" {_sentence_case(chance)}, so new seeds would put {mean} of your {n_values} values outside on "
                      f"average{bound}.")
             if partnered:
-                text += (" Your runs are not quite new seeds: each shares its batches and starting weights with the "
-                         "file's run of the same seed number, so they can lie outside more often, most easily past a "
-                         "value that run holds at an edge of the range.")
+                text += (" Your runs are not quite new seeds: each starts from the same seed as the file's run of that "
+                         "seed number and sees the same batches, so they can lie outside more often, most easily past "
+                         "a value that run holds at an edge of the range.")
+            if judged:
+                text += f" {_edges_text(edges, n_out)}"
             many = f"all {n_out}" if n_out == n_values else f"{n_out} or more"
             if tails[n_out] < ALARM:
                 text += (f" New seeds put {many} outside less than 1 time in {round(1 / ALARM):,} (taking the methods "
@@ -359,6 +382,30 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
     if missing:
         text += f" The file has no values of {what} to compare with for {_and(missing)}."
     return text.strip(), outside
+
+
+def _seeded(values) -> tuple[np.ndarray, list | None]:
+    """Values given as a sequence (one per seed) or as {seed: value}: the values, and their seeds (None for a
+    sequence)."""
+    if isinstance(values, Mapping):
+        return np.asarray(list(values.values()), dtype=np.float64), list(values)
+    return np.atleast_1d(np.asarray(values, dtype=np.float64)), None
+
+
+def _edges_text(edges: list[tuple], n_out: int) -> str:
+    """Which of the ``n_out`` values outside lie past an edge that the file's run of the same seed holds."""
+    past = "past an edge that the file's run of the same seed holds"
+    seeds: dict[str, list] = {}
+    for name, seed, *_ in edges:
+        seeds.setdefault(name, []).append(str(seed))
+    items = "; ".join(f"{name} (seed{'s' if len(s) > 1 else ''} {_and(s)})" for name, s in seeds.items())
+    if n_out == 1:
+        return f"The value outside lies {past}: {items}." if edges else f"The value outside does not lie {past}."
+    if not edges:
+        return f"None of the values outside lies {past}."
+    count = ("both lie" if n_out == 2 else f"all {n_out} lie") if len(edges) == n_out else (
+        "one lies" if len(edges) == 1 else f"{len(edges)} lie")
+    return f"Of the values outside, {count} {past}: {items}."
 
 
 def outside_count_probabilities(kinds) -> np.ndarray:
