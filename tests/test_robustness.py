@@ -197,6 +197,11 @@ def test_a_run_with_shifted_seeds_is_not_blamed_on_changed_code(monkeypatch):
     assert "shifted by 3000" in result.sentence and "code" not in result.sentence and not result.reproduced
     assert "it shares the file's seed numbers and batches, not its starting weights" in result.sentence
     assert "not quite new seeds" not in result.sentence          # the opening says what it shares
+    assert "run of the same seed" not in result.sentence         # no partner: its weights are another seed's
+    given_seeds = rep.agreement([(0.95, 0.98)], {"t5": {0: 0.95}}, {"t5": {0: 0.97, 1: 0.99}}, ELSEWHERE, here=HERE)
+    assert "shifted by 3000" in given_seeds.sentence and "run of the same seed" not in given_seeds.sentence
+    many = rep.agreement([(0.95, 0.98)], {"t5": {0: 0.95, 1: 0.5}}, {"t5": {0: 0.97, 1: 0.99}}, ELSEWHERE, here=HERE)
+    assert "new seeds" in many.sentence and "these do" not in many.sentence and "same seeds as" not in many.sentence
 
 
 def test_margins_grow_with_the_seed_spread_and_shrink_with_more_seeds():
@@ -281,10 +286,10 @@ def test_every_live_value_is_counted_and_those_outside_are_set_against_how_many_
            "0.960, 0.950 (file 0.970–1.000)." in result.sentence
     assert "A new seed lands outside the range of 10 seeds 2 times in 11, so new seeds would put 3.3 of your 18 " \
            "values outside on average, and at most 6 in 19 runs out of 20 (taking the methods as independent). Your " \
-           "runs are not quite new seeds: each starts from the same seed as the file's run of that seed number and " \
-           "sees the same batches, so they can lie outside more often, most easily past a value that run holds at " \
-           "an edge of the range." in result.sentence
-    assert "past an edge that the file's run" not in result.sentence      # no seeds given: nothing to say which
+           "runs are not quite new seeds: each starts from the same seeds, for its weights and its batches, as the " \
+           "file's run of its seed number, so they can lie outside more often, most easily past a value that run " \
+           "holds at an edge of the range." in result.sentence
+    assert "Of the values outside, these do" not in result.sentence      # no seeds given: nothing to say which
     assert "New seeds put" not in result.sentence and "says little" not in result.sentence
     unpartnered = rep.agreement([], live, {kind: ten for kind in kinds}, ELSEWHERE, here=HERE).sentence
     assert "not quite new seeds" not in unpartnered          # no run of the same seed to share anything with
@@ -331,10 +336,10 @@ def test_one_value_outside_says_little_and_a_range_of_one_value_is_said_so(monke
                          what="bits")
     assert "Your value of bits for irope lies outside the range of the file's seeds: 2.575 against 2.580–2.611. A " \
            "new seed lands outside the range of 3 seeds half the time, so one value outside says little on its own, " \
-           "and less where the file's run of the same seed number, which starts from the same seed as yours and " \
-           "sees the same batches, holds the file's lowest or highest value." in near.sentence
+           "and less where the file's run of the same seed number, which starts from the same seeds for its " \
+           "weights and its batches, holds the file's lowest or highest value." in near.sentence
     alone = rep.agreement([], {"irope": [2.575]}, {"irope": [2.58, 2.60, 2.611]}, ELSEWHERE, here=HERE).sentence
-    assert "says little on its own." in alone and "the same seed as yours" not in alone
+    assert "says little on its own." in alone and "the same seeds" not in alone
     ceiling = rep.agreement([], {"shaw": [0.9998]}, {"shaw": [1.0] * 10}, ELSEWHERE, here=HERE)
     assert "for shaw differs from the file's value on every seed: 0.9998 against 1.0000." in ceiling.sentence
     two = rep.agreement([], {"shaw": [0.9998, 1.0]}, {"shaw": [1.0] * 10}, ELSEWHERE, here=HERE)
@@ -404,55 +409,94 @@ def test_on_another_platform_runs_that_happen_to_agree_only_may_take_another_pat
 
 
 def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_holds_the_edge(monkeypatch):
-    """With {seed: value}, the sentence names the file's run that a value outside is partnered with where that run
-    holds the edge the value lies past (review 69's S1), and says where none does; without seeds it stays general."""
+    """With {seed: value} on both sides, the sentence says how far a value outside lies from the file's run of
+    the same seed where that run holds the edge it lies past (review 69's S1, review 70), which values do where
+    there are several, and that none does; a value far past the edge is not explained away; a seed the file lacks
+    is a new seed; a range of one value names no partner; without seeds it stays general."""
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     in_file = {"irope": {0: 2.58, 1: 2.586, 2: 2.611}}
     partnered = rep.agreement([(2.575, 2.58)], {"irope": {0: 2.575}}, in_file, ELSEWHERE, here=HERE, what="bits",
                               labels={"irope": "rotary + no position (iRoPE)"}).sentence
     assert "Your value of bits for rotary + no position (iRoPE) lies outside the range of the file's seeds: 2.575 " \
            "against 2.580–2.611. A new seed lands outside the range of 3 seeds half the time, so one value outside " \
-           "says little on its own, and less here: the file's run of seed 0, which starts from the same seed as " \
-           "yours and sees the same batches, holds the file's lowest value, 2.580." in partnered
+           "says little on its own, and less here: it lies 0.005 below the file's run of the same seed, which " \
+           "holds the file's lowest value." in partnered
     other_edge = rep.agreement([(2.575, 2.58)], {"irope": {2: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
     assert other_edge.endswith("so one value outside says little on its own.")        # seed 2 holds the highest
-    above = rep.agreement([(2.7, 2.6)], {"irope": {2: 2.7}}, in_file, ELSEWHERE, here=HERE).sentence
-    assert "the file's run of seed 2, which starts from the same seed as yours and sees the same batches, holds the " \
-           "file's highest value, 2.611." in above
+    above = rep.agreement([(2.62, 2.611)], {"irope": {2: 2.62}}, in_file, ELSEWHERE, here=HERE).sentence
+    assert "and less here: it lies 0.009 above the file's run of the same seed, which holds the file's highest " \
+           "value." in above
+    far = rep.agreement([(2.2, 2.58)], {"irope": {0: 2.2}}, in_file, ELSEWHERE, here=HERE).sentence
+    assert "says little on its own; this one, though, lies 0.380 below the range, more than the 0.031 that the " \
+           "file's seeds span." in far and "and less here" not in far
     unshared = rep.agreement([], {"irope": {0: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
-    assert "seed 0" not in unshared and "same seed as yours" not in unshared      # no run shared: a new seed
+    assert unshared.endswith("says little on its own.")                 # no run shared: a new seed
+    new_seed = rep.agreement([(2.6, 2.58)], {"irope": {7: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
+    assert new_seed.endswith("says little on its own.")                 # the file has no run of seed 7
     ceiling = rep.agreement([(0.99, 1.0)], {"a": {0: 0.99}}, {"a": {0: 1.0, 1: 1.0}}, ELSEWHERE, here=HERE).sentence
-    assert ceiling.endswith("so one value outside says little on its own.")       # every run holds that value
+    assert ceiling.endswith("says little on its own.")                  # every run holds that value
+    changed = rep.agreement([(2.575, 2.58)], {"irope": {0: 2.575}}, in_file, HERE, here=HERE).sentence
+    assert "have changed" in changed and changed.endswith("says little on its own.")   # the batches may differ too
 
-    ten = {seed: value for seed, value in enumerate([0.97, 1.0, 0.98, 0.99, 0.975, 0.985, 0.99, 0.995, 0.971, 0.98])}
+    ten = dict(enumerate([0.97, 1.0, 0.98, 0.99, 0.975, 0.985, 0.99, 0.995, 0.971, 0.98]))
     live = {"a": {0: 0.96, 1: 0.99, 2: 0.95}, "b": {0: 0.99, 1: 0.985, 2: 0.98}, "c": {0: 0.5, 8: 0.6}}
-    many = rep.agreement([(0.99, 0.985)], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
-    assert "Of the values outside, 2 lie past an edge that the file's run of the same seed holds: a (seed 0); c " \
-           "(seed 0)." in many                  # seed 0 holds 0.97, the lowest; seed 2 (0.98) and 8 (0.971) do not
-    both = rep.agreement([(0.99, 0.985)], {"a": {0: 0.96, 1: 0.99, 2: 0.99}, "c": {0: 0.5, 1: 1.2}},
-                         {"a": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
-    assert "Of the values outside, all 3 lie past an edge that the file's run of the same seed holds: a (seed 0); " \
-           "c (seeds 0 and 1)." in both
-    none = rep.agreement([(0.99, 0.985)], {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.01, 5: 0.98}}, {"a": ten, "b": ten},
+    shared = [(0.99, 0.985)]
+    many = rep.agreement(shared, live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
+    assert "Your runs are not quite new seeds: each starts from the same seeds, for its weights and its batches, " \
+           "as the file's run of its seed number, and lies past an edge that run holds more easily than a new seed " \
+           "would. Of the values outside, these do: seed 0 of a; seed 0 of c." in many     # 0.97 is seed 0's only
+    labelled = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.5, 1: 1.2}}, {"a": ten, "c": ten},
+                             ELSEWHERE, here=HERE, labels={"c": "ALiBi, 8-head slopes"}).sentence
+    assert "these do: seed 0 of a; seeds 0 and 1 of ALiBi, 8-head slopes." in labelled
+    none = rep.agreement(shared, {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.01, 5: 0.98}}, {"a": ten, "b": ten},
                          ELSEWHERE, here=HERE).sentence
-    assert "None of the values outside lies past an edge that the file's run of the same seed holds." in none
-    one = rep.agreement([(0.99, 0.985)], {"a": {0: 0.96, 1: 0.99}}, {"a": ten}, ELSEWHERE, here=HERE).sentence
-    assert "The value outside lies past an edge that the file's run of the same seed holds: a (seed 0)." in one
-    one_not = rep.agreement([(0.99, 0.985)], {"a": {2: 0.96, 1: 0.99}}, {"a": ten}, ELSEWHERE, here=HERE).sentence
-    assert "The value outside does not lie past an edge that the file's run of the same seed holds." in one_not
-    unshared = rep.agreement([], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
-    assert "past an edge" not in unshared
-    lists = rep.agreement([(0.99, 0.985)], {k: list(v.values()) for k, v in live.items()},
+    assert "Your runs start from the same seeds as the file's runs of their seed numbers, but none of the values " \
+           "outside lies past an edge that run holds." in none and "not quite new seeds" not in none
+    strangers = rep.agreement(shared, {"a": {17: 0.96, 1: 0.99}}, {"a": ten}, ELSEWHERE, here=HERE).sentence
+    assert "same seeds" not in strangers and "not quite new seeds" not in strangers      # seed 17: a new seed
+    ceiling = rep.agreement(shared, {"a": {0: 0.99, 1: 0.98}}, {"a": {s: 1.0 for s in range(10)}}, ELSEWHERE,
+                            here=HERE).sentence
+    assert "same seeds" not in ceiling and "New seeds put both outside less than 1 time in 20." in ceiling
+    assert "past an edge" not in rep.agreement([], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
+    lists = rep.agreement(shared, {k: list(v.values()) for k, v in live.items()},
                           {k: list(ten.values()) for k in live}, ELSEWHERE, here=HERE).sentence
-    assert "past an edge that the file's run" not in lists and "not quite new seeds" in lists
+    assert "these do" not in lists and "not quite new seeds" in lists
 
 
 def test_by_seed_reads_one_value_per_seed_from_runs_or_records():
+    import math
+
     from posenc import experiments as ex
 
-    records = [{"kind": "a", "seed": 3, "accuracy": 0.5, "by_position": {"x": [1.0, 2.0]}},
+    records = [{"kind": "a", "seed": 3, "accuracy": 0.5, "by_position": {"x": [1.0, None]}},
                {"kind": "b", "seed": 3, "accuracy": 0.7, "by_position": {"x": [3.0, 4.0]}},
                {"kind": "a", "seed": 1, "accuracy": 0.25, "by_position": {"x": [5.0, 6.0]}}]
     assert ex.by_seed(records, "a") == {3: 0.5, 1: 0.25}
     assert ex.by_seed(records, "b", lambda r: r["by_position"]["x"][-1]) == {3: 4.0}
     assert ex.by_seed(records, "c") == {}
+    nan = ex.by_seed(records, "a", lambda r: r["by_position"]["x"][-1])        # a record keeps NaN as None
+    assert math.isnan(nan[3]) and nan[1] == 6.0
+    said = rep.agreement([], {"a": nan}, {"a": {3: 5.0, 1: 7.0}}, ELSEWHERE, here=HERE).sentence
+    assert "Your run gave NaN (not a number) for a." in said
+
+    class Run:                                      # what a sweep returns: its record() is read
+        def __init__(self, record):
+            self._record = record
+
+        def record(self):
+            return self._record
+
+    assert ex.by_seed([Run(r) for r in records], "a") == {3: 0.5, 1: 0.25}
+    with pytest.raises(ValueError, match="two runs of 'a' with seed 3"):
+        ex.by_seed(records + records[:1], "a")
+
+
+def test_every_training_chapter_passes_its_values_by_seed():
+    """Without {seed: value} the sentence cannot say which run of the file a value is partnered with, and a
+    chapter that went back to lists would lose that without any other test failing."""
+    for chapter, path in robustness.TRAINING_CHAPTERS.items():
+        cells = nbformat.read(ROOT / path, as_version=4).cells
+        calls = [c.source for c in cells if c.cell_type == "code" and "agreement(" in c.source]
+        assert calls, f"{chapter}: no call of reproducibility.agreement"
+        assert all(c.count("by_seed(") >= 2 for c in calls), f"{chapter}: pass the live and the file's values " \
+            "as {seed: value} (posenc.experiments.by_seed)"

@@ -57,10 +57,18 @@ def in_distribution(runs, kind: str) -> np.ndarray:
 
 def by_seed(runs, kind: str, value=None) -> dict[int, float]:
     """{seed: value} of one kind's runs (Run objects or saved records); ``value`` reads the value from a record,
-    by default its accuracy at the training length. What ``posenc.lib.reproducibility.agreement`` takes to find
-    the file's run of the same seed as a live value."""
+    by default its accuracy at the training length (NaN where the record holds None). What
+    ``posenc.lib.reproducibility.agreement`` takes to find the file's run of the same seed as a live value."""
     read = value or (lambda record: record["accuracy"])
-    return {int(r["seed"]): float(read(r)) for r in records_of(runs) if r["kind"] == kind}
+    values = {}
+    for record in records_of(runs):
+        if record["kind"] != kind:
+            continue
+        seed, number = int(record["seed"]), read(record)
+        if seed in values:
+            raise ValueError(f"two runs of {kind!r} with seed {seed}: by_seed needs one per seed")
+        values[seed] = math.nan if number is None else float(number)      # a record keeps NaN as None
+    return values
 
 
 def band(curves: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -212,8 +212,10 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     """Compare a live run with a file, in a sentence that is true whatever the run gave.
 
     ``pairs``: (live value, file value) for each run both made (the same kind and seed);
-    ``live``: kind -> the live run's values (one per seed); ``in_file``: kind -> the file's values (one per
-    seed); ``what``: what the values are, read after "values of" ("accuracy", "bits per character at 8L");
+    ``live``: kind -> the live run's values, one per seed, as a sequence or as {seed: value}
+    (``posenc.experiments.by_seed``); ``in_file``: kind -> the file's values, likewise; with {seed: value} on
+    both sides the sentence can say whether the file's run of a value's seed holds the edge it lies past;
+    ``what``: what the values are, read after "values of" ("accuracy", "bits per character at 8L");
     ``labels``: kind -> the name the chapter's tables give it.
     On the file's platform the shared runs should agree to the last digit; elsewhere a run that took another
     path is expected, and the live values are set against the range of the file's seeds.
@@ -225,8 +227,11 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     gap = math.inf if one_sided else max(numeric) if numeric else math.nan
     found = _gap_text(numeric, one_sided)
     shift = seed_shift()
-    ranges, outside = _ranges_text(live, in_file, what, digits, bool(shared) and not shift, labels)
     same = same_platform(recorded_platform, here)
+    # Runs of one seed number share their draws unless the seeds are shifted, or the code or the settings may
+    # have changed (the file's platform, yet the shared runs differ): then no partner is claimed.
+    partnered = bool(shared) and not shift and not (same and gap > SAME_RUN_TOLERANCE)
+    ranges, outside = _ranges_text(live, in_file, what, digits, partnered, labels)
     if shift:
         sentence = (f"This run's torch seeds are shifted by {shift} (make robustness): it shares the file's seed "
                     f"numbers and batches, not its starting weights, so compare ranges, not digits. {ranges}")
@@ -278,16 +283,22 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
 
     A value outside is set against how often chance alone puts one there for a new seed: outside the range of n
     seeds 2 times in n + 1. Where so many lie outside that chance alone gives that count to new seeds less than
-    :data:`ALARM` of the time (:func:`outside_count_probabilities`), the sentence says to look for a cause. A live
-    run that shares runs with the file (``partnered``) is not quite a new seed: it starts from the same seed as the
-    file's run of the same seed number and sees the same batches, so it can lie outside more often, most easily
-    past a value that run holds at an edge (``make robustness``'s record shows it for runs that share only the
-    batches), and the sentence says so. Where the values come as {seed: value}, it says whether that run holds the
-    edge each value outside lies past. The rates are also averages over the files one might have drawn: a
-    committed file whose range happens to be narrow puts values outside more often than they say."""
+    :data:`ALARM` of the time (:func:`outside_count_probabilities`), the sentence says to look for a cause.
+
+    A live run that shares runs with the file (``partnered``) is not quite a new seed: it starts from the same
+    seeds, for its weights and its batches, as the file's run of its seed number (its partner), so it lands near
+    that run more often than a new seed would, and past an edge of the range most easily where that run holds
+    the edge (``make robustness``'s record shows it for runs that share only the batches). Where the values come
+    as {seed: value} on both sides, the sentence says which values outside lie past an edge their partner holds
+    (a value whose seed the file lacks is a new seed), and a single value how far from its partner it lies;
+    given as sequences, it says so in general. A kind on which every seed of the file gives one value is left
+    out of this: a pull towards the partner is a pull into the range there. The rates are also averages over
+    the files one might have drawn: a committed file whose range happens to be narrow puts values outside more
+    often than they say."""
     outside: dict[str, list[tuple[float, float, float]]] = {}
     named, not_a_number, missing, per_kind = [], [], [], []
-    edges, unknown = [], False             # (name, seed, "lowest"/"highest", edge shown) where the partner holds it
+    partners_known, partners_unknown, edges = 0, 0, []      # edges: (name, seed, distance to the partner)
+    far = None                                               # (distance past the edge, the range's width)
     for kind, values in live.items():
         name = labels.get(kind, kind) if labels else kind
         spread, file_seeds = _seeded(in_file.get(kind, ()))
@@ -297,7 +308,6 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             missing.append(name)
             continue
         low, high = float(np.nanmin(spread)), float(np.nanmax(spread))
-        partners = dict(zip(file_seeds, spread.tolist())) if file_seeds is not None else {}
         numbers = [(v, seed) for v, seed in zip(values.tolist(), seeds or [None] * values.size) if not math.isnan(v)]
         if len(numbers) < values.size:
             n_nan = values.size - len(numbers)
@@ -306,18 +316,27 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             continue
         per_kind.append((n_seeds, len(numbers)))
         out = [(v, seed) for v, seed in numbers if not low <= v <= high]
-        if out:
-            outside[kind] = [(v, low, high) for v, _ in out]
-            shown, file_low, file_high = _outside_digits([v for v, _ in out], low, high, digits)
-            named.append((name, shown, file_low, file_high))
-            for v, seed in out:
-                partner = partners.get(seed)
-                unknown |= partner is None
-                if partner == (low if v < low else high):
-                    edges.append((name, seed, "lowest" if v < low else "highest", file_low if v < low else file_high))
+        if not out:
+            continue
+        outside[kind] = [(v, low, high) for v, _ in out]
+        named.append((name, *_outside_digits([v for v, _ in out], low, high, digits)))
+        for v, seed in out:
+            past = low - v if v < low else v - high
+            if low != high and past > high - low:
+                far = (past, high - low)
+            if not partnered or low == high:                 # no partner, or a pull into the range
+                continue
+            if seed is None or file_seeds is None:
+                partners_unknown += 1
+                continue
+            partner = dict(zip(file_seeds, spread.tolist())).get(seed)
+            if partner is None:                              # a seed the file lacks: a new seed
+                continue
+            partners_known += 1
+            if partner == (low if v < low else high):
+                edges.append((name, seed, abs(v - partner)))
     n_values, n_out = sum(m for _, m in per_kind), sum(len(v) for v in outside.values())
     values_of = f"value{'' if n_values == 1 else 's'} of {what}"
-    judged = partnered and not unknown              # whether each value outside lies past its partner's edge is known
     if n_values == 0:
         text = ""
     elif n_out == 0:
@@ -342,16 +361,19 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
                   else f"a new seed lands outside the range of n seeds 2 times in n + 1 (the file has {low_n} to "
                        f"{high_n} seeds per method)")
         if n_values == 1:
+            value, low, _ = next(iter(outside.values()))[0]
+            places = len(named[0][1][0].partition(".")[2])         # the digits the value is shown with
+            side = "below" if value < low else "above"
             text += f" {_sentence_case(chance)}, so one value outside says little on its own"
-            if named[0][2] == named[0][3]:        # every seed gives one value: each run holds it
-                text += "."
-            elif judged and edges:
-                _, seed, side, edge = edges[0]
-                text += (f", and less here: the file's run of seed {seed}, which starts from the same seed as yours "
-                         f"and sees the same batches, holds the file's {side} value, {edge}.")
-            elif partnered and not judged:
-                text += (", and less where the file's run of the same seed number, which starts from the same seed "
-                         "as yours and sees the same batches, holds the file's lowest or highest value.")
+            if far:
+                text += (f"; this one, though, lies {far[0]:.{places}f} {side} the range, more than the "
+                         f"{far[1]:.{places}f} that the file's seeds span.")
+            elif edges:
+                text += (f", and less here: it lies {edges[0][2]:.{places}f} {side} the file's run of the same seed, "
+                         f"which holds the file's {'lowest' if side == 'below' else 'highest'} value.")
+            elif partners_unknown:
+                text += (", and less where the file's run of the same seed number, which starts from the same seeds "
+                         "for its weights and its batches, holds the file's lowest or highest value.")
             else:
                 text += "."
         else:
@@ -365,13 +387,18 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
                      "as independent)")
             text += (f" {_sentence_case(chance)}, so new seeds would put {mean} of your {n_values} values outside on "
                      f"average{bound}.")
-            if partnered:
-                text += (" Your runs are not quite new seeds: each starts from the same seed as the file's run of that "
-                         "seed number and sees the same batches, so they can lie outside more often, most easily past "
-                         "a value that run holds at an edge of the range.")
-            if judged:
-                text += f" {_edges_text(edges, n_out)}"
-            many = f"all {n_out}" if n_out == n_values else f"{n_out} or more"
+            if partners_unknown:
+                text += (" Your runs are not quite new seeds: each starts from the same seeds, for its weights and its "
+                         "batches, as the file's run of its seed number, so they can lie outside more often, most "
+                         "easily past a value that run holds at an edge of the range.")
+            elif edges:
+                text += (" Your runs are not quite new seeds: each starts from the same seeds, for its weights and its "
+                         "batches, as the file's run of its seed number, and lies past an edge that run holds more "
+                         f"easily than a new seed would. Of the values outside, these do: {_edge_items(edges)}.")
+            elif partners_known:
+                text += (" Your runs start from the same seeds as the file's runs of their seed numbers, but none of "
+                         "the values outside lies past an edge that run holds.")
+            many = ("both" if n_out == 2 else f"all {n_out}") if n_out == n_values else f"{n_out} or more"
             if tails[n_out] < ALARM:
                 text += (f" New seeds put {many} outside less than 1 time in {round(1 / ALARM):,} (taking the methods "
                          "as independent): look at the library versions and the code.")
@@ -392,20 +419,12 @@ def _seeded(values) -> tuple[np.ndarray, list | None]:
     return np.atleast_1d(np.asarray(values, dtype=np.float64)), None
 
 
-def _edges_text(edges: list[tuple], n_out: int) -> str:
-    """Which of the ``n_out`` values outside lie past an edge that the file's run of the same seed holds."""
-    past = "past an edge that the file's run of the same seed holds"
-    seeds: dict[str, list] = {}
-    for name, seed, *_ in edges:
+def _edge_items(edges: list[tuple]) -> str:
+    """'seed 0 of T5 bias; seeds 0 and 1 of ALiBi': the values outside whose partner holds the edge."""
+    seeds: dict[str, list[str]] = {}
+    for name, seed, _ in edges:
         seeds.setdefault(name, []).append(str(seed))
-    items = "; ".join(f"{name} (seed{'s' if len(s) > 1 else ''} {_and(s)})" for name, s in seeds.items())
-    if n_out == 1:
-        return f"The value outside lies {past}: {items}." if edges else f"The value outside does not lie {past}."
-    if not edges:
-        return f"None of the values outside lies {past}."
-    count = ("both lie" if n_out == 2 else f"all {n_out} lie") if len(edges) == n_out else (
-        "one lies" if len(edges) == 1 else f"{len(edges)} lie")
-    return f"Of the values outside, {count} {past}: {items}."
+    return "; ".join(f"seed{'s' if len(s) > 1 else ''} {_and(s)} of {name}" for name, s in seeds.items())
 
 
 def outside_count_probabilities(kinds) -> np.ndarray:
