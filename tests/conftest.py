@@ -86,7 +86,7 @@ def explorer_config(explorer) -> dict:
 # A results file one of whose runs its chapter trains again live (the file's configuration, the same kind and
 # seed) and compares with the file in the sentence it glues (posenc.lib.reproducibility.agreement): the file,
 # the notebook and the glued name. Where the file was made, tests/test_book.py holds that sentence, in the
-# book's one execution of the chapter, to "reproduced digit for digit" (BOOK_CHECK), and the file's re-run test
+# book's one execution of the chapter, to "digit for digit" (BOOK_CHECK), and the file's re-run test
 # does not train the same run a second time (skip_where_the_book_reproduces). Chapter 10 is not here: its
 # sentence compares accuracies, which can agree while the weights do not, so its re-run test trains as before.
 REPRODUCED_BY_THE_BOOK = {"ch08.json": ("notebooks/08_position_on_real_text", "agreement"),

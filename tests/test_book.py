@@ -150,7 +150,7 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_bui
 def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit(book_build):
     """Every training chapter compares its live runs with its committed file (posenc.lib.reproducibility.agreement)
     and none may say that the file is out of date; each live run shares a run with its file, so on the platform
-    the file was made on the chapter must say "reproduced digit for digit". For the chapters of
+    the file was made on the chapter must say that it reproduces it "digit for digit". For the chapters of
     tests/conftest.py's REPRODUCED_BY_THE_BOOK, that sentence (the glued value it names) stands in for the file's
     re-run test, which skips instead of training the same run again (skip_where_the_book_reproduces); elsewhere
     it trains it."""
@@ -161,7 +161,7 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
     from tests.conftest import REPRODUCED_BY_THE_BOOK
 
     here = rep.platform_signature()
-    stale_words, same_words = "changed since the file was written", "reproduced digit for digit"
+    stale_words, same_words = "changed since the file was written", "digit for digit"
     assert stale_words in rep.agreement([(1.0, 0.5)], {}, {}, here, here=here).sentence     # what they write
     assert same_words in rep.agreement([(1.0, 1.0)], {}, {}, here, here=here).sentence
     executed, _ = book_build

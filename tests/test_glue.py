@@ -40,3 +40,18 @@ def test_glue_writes_only_where_a_book_can_read_it(monkeypatch, variable, myst_n
     monkeypatch.setattr(IPython.display, "display", lambda *objects, **options: shown.append(objects))
     assert style.glue("ratio", 0.5) == 0.5
     assert len(shown) == writes, shown
+
+
+@pytest.mark.parametrize("variable, printed", [(None, True), ("1", False)])
+def test_an_echoed_value_is_printed_where_no_book_build_shows_its_prose(monkeypatch, capsys, variable, printed):
+    """A sentence the reader needs (how a live run compares with the file) reaches a page through its prose and a
+    notebook opened in Colab or ``make lab`` through the cell's output, never both."""
+    if variable is None:
+        monkeypatch.delenv(style.BOOK_BUILD_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(style.BOOK_BUILD_VARIABLE, variable)
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **options: None)
+    assert style.glue("agreement", "Your run matches.", echo=True) == "Your run matches."
+    assert capsys.readouterr().out == ("Your run matches.\n" if printed else "")
+    style.glue("agreement", "Your run matches.")
+    assert capsys.readouterr().out == ""

@@ -229,11 +229,12 @@ def test_runs_that_agree_exactly_say_so_in_words_not_in_a_zero_exponent(monkeypa
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     exact = rep.agreement([(0.98, 0.98), (float("nan"), float("nan"))], {"t5": [0.98]}, {"t5": [0.97, 0.99]},
                           HERE, here=HERE)
-    assert exact.reproduced and "give exactly the file's values of accuracy: they are reproduced digit for digit" \
-        in exact.sentence
+    assert exact.reproduced and "and your runs of the file's seeds reproduce its values of accuracy digit for " \
+        "digit." in exact.sentence
     assert "e+00" not in exact.sentence
     close = rep.agreement([(0.98, 0.98 + 3e-12)], {}, {}, HERE, here=HERE, what="bits")
-    assert close.reproduced and f"the file's values of bits to within {rep.SAME_RUN_TOLERANCE:g}" in close.sentence
+    assert close.reproduced and f"reproduce its values of bits to within {rep.SAME_RUN_TOLERANCE:g}, up to rounding " \
+        "in the last digits." in close.sentence
     assert "digit for digit" not in close.sentence          # the digits may differ where the values are within it
 
 
@@ -285,7 +286,7 @@ def test_every_live_value_is_counted_and_those_outside_are_set_against_how_many_
     assert "Of your 18 values of accuracy, 16 lie within the range of the file's seeds. Outside it: T5 bias: " \
            "0.960, 0.950 (file 0.970–1.000)." in result.sentence
     assert "A new seed lands outside the range of 10 seeds 2 times in 11, so new seeds would put 3.3 of your 18 " \
-           "values outside on average, and at most 6 in 19 runs out of 20 (taking the methods as independent). Your " \
+           "values outside on average, and at most 6 in 19 repeats out of 20 (taking the methods as independent). Your " \
            "runs are not quite new seeds: each starts from the same seeds, for its weights and its batches, as the " \
            "file's run of its seed number, so they can lie outside more often, most easily past a value that run " \
            "holds at an edge of the range." in result.sentence
@@ -419,13 +420,13 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
                               labels={"irope": "rotary + no position (iRoPE)"}).sentence
     assert "Your value of bits for rotary + no position (iRoPE) lies outside the range of the file's seeds: 2.575 " \
            "against 2.580–2.611. A new seed lands outside the range of 3 seeds half the time, so one value outside " \
-           "says little on its own, and less here: it lies 0.005 below the file's run of the same seed, which " \
-           "holds the file's lowest value." in partnered
+           "says little on its own, and less here: the file's lowest value is its run of seed 0, your run's seed, " \
+           "and yours lies only 0.005 below it." in partnered
     other_edge = rep.agreement([(2.575, 2.58)], {"irope": {2: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
     assert other_edge.endswith("so one value outside says little on its own.")        # seed 2 holds the highest
     above = rep.agreement([(2.62, 2.611)], {"irope": {2: 2.62}}, in_file, ELSEWHERE, here=HERE).sentence
-    assert "and less here: it lies 0.009 above the file's run of the same seed, which holds the file's highest " \
-           "value." in above
+    assert "and less here: the file's highest value is its run of seed 2, your run's seed, and yours lies only " \
+           "0.009 above it." in above
     far = rep.agreement([(2.2, 2.58)], {"irope": {0: 2.2}}, in_file, ELSEWHERE, here=HERE).sentence
     assert "says little on its own; this one, though, lies 0.380 below the range, more than the 0.031 that the " \
            "file's seeds span." in far and "and less here" not in far
@@ -439,19 +440,30 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
     assert "have changed" in changed and changed.endswith("says little on its own.")   # the batches may differ too
 
     ten = dict(enumerate([0.97, 1.0, 0.98, 0.99, 0.975, 0.985, 0.99, 0.995, 0.971, 0.98]))
-    live = {"a": {0: 0.96, 1: 0.99, 2: 0.95}, "b": {0: 0.99, 1: 0.985, 2: 0.98}, "c": {0: 0.5, 8: 0.6}}
+    live = {"a": {0: 0.96, 1: 0.99, 2: 0.95}, "b": {0: 0.99, 1: 0.985, 2: 0.98}, "c": {0: 0.965, 8: 0.968}}
     shared = [(0.99, 0.985)]
     many = rep.agreement(shared, live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
+    assert "Outside it: a: 0.960 on seed 0, 0.950 on seed 2 (file 0.970–1.000); c: 0.965 on seed 0, 0.968 on seed 8 " \
+           "(file 0.970–1.000)." in many                                 # which value is which seed's
     assert "Your runs are not quite new seeds: each starts from the same seeds, for its weights and its batches, " \
-           "as the file's run of its seed number, and lies past an edge that run holds more easily than a new seed " \
-           "would. Of the values outside, these do: seed 0 of a; seed 0 of c." in many     # 0.97 is seed 0's only
-    labelled = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.5, 1: 1.2}}, {"a": ten, "c": ten},
+           "as the file's run of that seed number and tends to land near it, so it lies outside most easily past " \
+           "an edge that run holds. These do: a on seed 0; c on seed 0." in many   # 0.97 is seed 0's, not 2's or 8's
+    labelled = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.965, 1: 1.001}}, {"a": ten, "c": ten},
                              ELSEWHERE, here=HERE, labels={"c": "ALiBi, 8-head slopes"}).sentence
-    assert "these do: seed 0 of a; seeds 0 and 1 of ALiBi, 8-head slopes." in labelled
-    none = rep.agreement(shared, {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.01, 5: 0.98}}, {"a": ten, "b": ten},
+    assert "These do: a on seed 0; ALiBi, 8-head slopes on seeds 0 and 1." in labelled
+    far = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.5, 1: 0.99}}, {"a": ten, "c": ten},
+                        ELSEWHERE, here=HERE, labels={"c": "ALiBi"}).sentence
+    assert "These do: a on seed 0. Your 0.500 for ALiBi lies 0.470 below the range, more than the 0.030 its seeds " \
+           "span." in far                                              # not explained away as a partner's edge
+    only_far = rep.agreement(shared, {"c": {0: 0.5, 1: 0.99}}, {"c": ten}, ELSEWHERE, here=HERE).sentence
+    assert "same seeds" not in only_far and "Your 0.500 for c lies 0.470 below the range" in only_far
+    none = rep.agreement(shared, {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.001, 5: 0.98}}, {"a": ten, "b": ten},
                          ELSEWHERE, here=HERE).sentence
     assert "Your runs start from the same seeds as the file's runs of their seed numbers, but none of the values " \
-           "outside lies past an edge that run holds." in none and "not quite new seeds" not in none
+           "outside lies past an edge that run holds, so sharing seeds does not explain them." in none
+    assert "not quite new seeds" not in none
+    one = rep.agreement(shared, {"a": {2: 0.96, 3: 0.99}}, {"a": ten}, ELSEWHERE, here=HERE).sentence
+    assert "so sharing seeds does not explain it." in one
     strangers = rep.agreement(shared, {"a": {17: 0.96, 1: 0.99}}, {"a": ten}, ELSEWHERE, here=HERE).sentence
     assert "same seeds" not in strangers and "not quite new seeds" not in strangers      # seed 17: a new seed
     ceiling = rep.agreement(shared, {"a": {0: 0.99, 1: 0.98}}, {"a": {s: 1.0 for s in range(10)}}, ELSEWHERE,
@@ -460,7 +472,22 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
     assert "past an edge" not in rep.agreement([], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
     lists = rep.agreement(shared, {k: list(v.values()) for k, v in live.items()},
                           {k: list(ten.values()) for k in live}, ELSEWHERE, here=HERE).sentence
-    assert "these do" not in lists and "not quite new seeds" in lists
+    assert "These do" not in lists and "not quite new seeds" in lists and "on seed" not in lists
+
+
+def test_a_few_values_within_the_range_are_shown_beside_it(monkeypatch):
+    """Up to FEW values, each within the range is given beside the range, so that a reader can see how near an edge
+    it lies (the page shows the file's mean and spread only); more are only counted (review 71's m7)."""
+    monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
+    in_file = {"sin": [4.404, 4.6, 4.889], "alibi": [2.693, 2.7, 2.724]}
+    both = rep.agreement([], {"sin": [4.417], "alibi": [2.697]}, in_file, ELSEWHERE, here=HERE,
+                         labels={"sin": "sinusoidal", "alibi": "ALiBi"}).sentence
+    assert "Both your values of accuracy lie within the range of the file's seeds: sinusoidal 4.417 in " \
+           "4.404–4.889; ALiBi 2.697 in 2.693–2.724." in both
+    grouped = rep.agreement([], {"sin": [4.417, 4.5]}, in_file, ELSEWHERE, here=HERE).sentence
+    assert "within the range of the file's seeds: sin 4.417 and 4.500 in 4.404–4.889." in grouped
+    many = rep.agreement([], {"sin": [4.5] * (rep.FEW + 1)}, in_file, ELSEWHERE, here=HERE).sentence
+    assert many.endswith(f"All {rep.FEW + 1} of your values of accuracy lie within the range of the file's seeds.")
 
 
 def test_by_seed_reads_one_value_per_seed_from_runs_or_records():

@@ -51,6 +51,9 @@ SAME_RUN_TOLERANCE = 1e-9
 # tests/test_robustness.py holds the record to never reaching it.
 ALARM = 1e-4
 
+# Up to this many live values, the sentence gives each value within the range beside the range.
+FEW = 4
+
 # Set while `make robustness` runs a chapter with every torch seed shifted (posenc.book.robustness): such a
 # run shares the file's seed labels, not its seeds.
 SEED_SHIFT_VARIABLE = "POSENC_TORCH_SEED_SHIFT"
@@ -237,11 +240,10 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
                     f"numbers and batches, not its starting weights, so compare ranges, not digits. {ranges}")
         return Agreement(same, math.nan, outside, sentence.rstrip())     # other seeds: no gap means anything
     if same and shared and gap <= SAME_RUN_TOLERANCE:
-        result = (f"give exactly the file's values of {what}: they are reproduced digit for digit" if gap == 0 else
-                  f"give the file's values of {what} to within {SAME_RUN_TOLERANCE:g}: they are reproduced up to "
-                  "rounding in the last digits")
-        sentence = (f"This machine ({describe(here)}) matches the platform the file was made on, and the runs you "
-                    f"share with it {result}.")
+        result = ("digit for digit" if gap == 0 else
+                  f"to within {SAME_RUN_TOLERANCE:g}, up to rounding in the last digits")
+        sentence = (f"This machine ({describe(here)}) matches the platform the file was made on, and your runs of "
+                    f"the file's seeds reproduce its values of {what} {result}.")
     elif same and shared:
         shows = ("its name and instruction set do" if CAPABILITY in _compared(recorded_platform, here)
                  else "its name does")
@@ -296,9 +298,10 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
     the files one might have drawn: a committed file whose range happens to be narrow puts values outside more
     often than they say."""
     outside: dict[str, list[tuple[float, float, float]]] = {}
-    named, not_a_number, missing, per_kind = [], [], [], []
+    named, seeded, not_a_number, missing, per_kind = [], [], [], [], []
     partners_known, partners_unknown, edges = 0, 0, []      # edges: (name, seed, distance to the partner)
-    far = None                                               # (distance past the edge, the range's width)
+    far = []                   # (name, value shown, distance past the edge, the range's width, "below"/"above")
+    within_items = []          # 'sinusoidal 4.417 in 4.404–4.889': the values within, for a few values
     for kind, values in live.items():
         name = labels.get(kind, kind) if labels else kind
         spread, file_seeds = _seeded(in_file.get(kind, ()))
@@ -315,15 +318,25 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
         if not numbers:
             continue
         per_kind.append((n_seeds, len(numbers)))
+        inside = [f"{v:.{digits}f}" for v, _ in numbers if low <= v <= high]
+        if inside:
+            within_items.append(f"{name} {_and(inside)} in {low:.{digits}f}–{high:.{digits}f}")
         out = [(v, seed) for v, seed in numbers if not low <= v <= high]
         if not out:
             continue
         outside[kind] = [(v, low, high) for v, _ in out]
-        named.append((name, *_outside_digits([v for v, _ in out], low, high, digits)))
-        for v, seed in out:
+        shown, file_low, file_high = _outside_digits([v for v, _ in out], low, high, digits)
+        named.append((name, shown, file_low, file_high))
+        if partnered and all(seed is not None for _, seed in out):         # which value is which seed's
+            seeded.append((name, [f"{text} on seed {seed}" for text, (_, seed) in zip(shown, out)], file_low,
+                           file_high))
+        else:
+            seeded.append(named[-1])
+        for (v, seed), text in zip(out, shown):
             past = low - v if v < low else v - high
-            if low != high and past > high - low:
-                far = (past, high - low)
+            if low != high and past > high - low:            # farther out than the seeds spread: no pull explains it
+                far.append((name, text, past, high - low, "below" if v < low else "above"))
+                continue
             if not partnered or low == high:                 # no partner, or a pull into the range
                 continue
             if seed is None or file_seeds is None:
@@ -341,7 +354,8 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
         text = ""
     elif n_out == 0:
         text = (f"Your {values_of} lies" if n_values == 1 else f"Both your {values_of} lie" if n_values == 2
-                else f"All {n_values} of your {values_of} lie") + " within the range of the file's seeds."
+                else f"All {n_values} of your {values_of} lie") + " within the range of the file's seeds"
+        text += f": {'; '.join(within_items)}." if n_values <= FEW else "."
     elif n_values == 1:
         name, shown, file_low, file_high = named[0]
         text = (f"Your {values_of} for {name} lies outside the range of the file's seeds: {shown[0]} against "
@@ -352,7 +366,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
         within = n_values - n_out
         text = (f"Of your {n_values} {values_of}, {'none lies' if within == 0 else f'{within} lie'}"
                 f"{'s' if within == 1 else ''} within the range of the file's seeds. Outside it: "
-                f"{'; '.join(_outside_item(*item) for item in named)}.")
+                f"{'; '.join(_outside_item(*item) for item in seeded)}.")
     if n_out:
         seed_counts = {n for n, _ in per_kind}
         low_n, high_n = min(seed_counts), max(seed_counts)
@@ -366,11 +380,12 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             side = "below" if value < low else "above"
             text += f" {_sentence_case(chance)}, so one value outside says little on its own"
             if far:
-                text += (f"; this one, though, lies {far[0]:.{places}f} {side} the range, more than the "
-                         f"{far[1]:.{places}f} that the file's seeds span.")
+                text += (f"; this one, though, lies {far[0][2]:.{places}f} {side} the range, more than the "
+                         f"{far[0][3]:.{places}f} that the file's seeds span.")
             elif edges:
-                text += (f", and less here: it lies {edges[0][2]:.{places}f} {side} the file's run of the same seed, "
-                         f"which holds the file's {'lowest' if side == 'below' else 'highest'} value.")
+                text += (f", and less here: the file's {'lowest' if side == 'below' else 'highest'} value is its run "
+                         f"of seed {edges[0][1]}, your run's seed, and yours lies only {edges[0][2]:.{places}f} {side} "
+                         "it.")
             elif partners_unknown:
                 text += (", and less where the file's run of the same seed number, which starts from the same seeds "
                          "for its weights and its batches, holds the file's lowest or highest value.")
@@ -383,8 +398,8 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             usual = int(np.argmax(tails < 0.05)) - 1 if (tails < 0.05).any() else n_values
             mean = f"{round(expected)}" if abs(expected - round(expected)) < 0.05 else f"{expected:.1f}"
             bound = ("" if usual >= n_values else
-                     f", and {'none' if usual == 0 else f'at most {usual}'} in 19 runs out of 20 (taking the methods "
-                     "as independent)")
+                     f", and {'none' if usual == 0 else f'at most {usual}'} in 19 repeats out of 20 (taking the "
+                     "methods as independent)")
             text += (f" {_sentence_case(chance)}, so new seeds would put {mean} of your {n_values} values outside on "
                      f"average{bound}.")
             if partners_unknown:
@@ -393,11 +408,15 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
                          "easily past a value that run holds at an edge of the range.")
             elif edges:
                 text += (" Your runs are not quite new seeds: each starts from the same seeds, for its weights and its "
-                         "batches, as the file's run of its seed number, and lies past an edge that run holds more "
-                         f"easily than a new seed would. Of the values outside, these do: {_edge_items(edges)}.")
+                         "batches, as the file's run of that seed number and tends to land near it, so it lies outside "
+                         "most easily past an edge that run holds. These do: " + _edge_items(edges) + ".")
             elif partners_known:
                 text += (" Your runs start from the same seeds as the file's runs of their seed numbers, but none of "
-                         "the values outside lies past an edge that run holds.")
+                         "the values outside lies past an edge that run holds, so sharing seeds does not explain "
+                         f"{'it' if n_out == 1 else 'them'}.")
+            if far:
+                text += " " + " ".join(f"Your {value} for {name} lies {past:.{digits}f} {side} the range, more than "
+                                       f"the {width:.{digits}f} its seeds span." for name, value, past, width, side in far)
             many = ("both" if n_out == 2 else f"all {n_out}") if n_out == n_values else f"{n_out} or more"
             if tails[n_out] < ALARM:
                 text += (f" New seeds put {many} outside less than 1 time in {round(1 / ALARM):,} (taking the methods "
@@ -420,11 +439,11 @@ def _seeded(values) -> tuple[np.ndarray, list | None]:
 
 
 def _edge_items(edges: list[tuple]) -> str:
-    """'seed 0 of T5 bias; seeds 0 and 1 of ALiBi': the values outside whose partner holds the edge."""
+    """'T5 bias on seed 0; ALiBi on seeds 0 and 1': the values outside whose partner holds the edge."""
     seeds: dict[str, list[str]] = {}
     for name, seed, _ in edges:
         seeds.setdefault(name, []).append(str(seed))
-    return "; ".join(f"seed{'s' if len(s) > 1 else ''} {_and(s)} of {name}" for name, s in seeds.items())
+    return "; ".join(f"{name} on seed{'s' if len(s) > 1 else ''} {_and(s)}" for name, s in seeds.items())
 
 
 def outside_count_probabilities(kinds) -> np.ndarray:
