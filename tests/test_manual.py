@@ -207,4 +207,5 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
     assert "the run of ch98 and ch99 took 24 minutes from start to end, and a later run of ch99, whose entries " \
            "replace that run's, 3 minutes." in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
     assert provenance._chapters(["ch03", "ch04", "ch10"]) == "ch03 to ch10 (3 chapters)"
+    assert provenance._chapters(["ch03", "ch04", "ch05"]) == "ch03 to ch05"        # every chapter between
     assert provenance._duration(42) == "42 seconds"

@@ -89,11 +89,12 @@ def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNE
 
 
 def _chapters(chapters) -> str:
-    """'ch05', 'ch05 and ch07', 'ch03 to ch10 (8 chapters)'."""
+    """'ch05', 'ch05 and ch07', 'ch03 to ch10' (every chapter between), 'ch03 to ch10 (3 chapters)'."""
     chapters = list(chapters)
     if len(chapters) <= 2:
         return " and ".join(chapters)
-    return f"{chapters[0]} to {chapters[-1]} ({len(chapters)} chapters)"
+    every = [int(c[2:]) for c in chapters] == list(range(int(chapters[0][2:]), int(chapters[-1][2:]) + 1))
+    return f"{chapters[0]} to {chapters[-1]}" + ("" if every else f" ({len(chapters)} chapters)")
 
 
 def _duration(seconds: float) -> str:
