@@ -185,7 +185,7 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
                  "load_average_at_start": 0.34},
         "ch99": {"all_ok": False, "platform": None, "runs": [{"seconds": 12.4}, {"seconds": 30.6}]}}}))
     assert provenance.robustness_table(tmp_path / "robustness.json").rows == [
-        ["ch98", "2", "1800 to 1800", "2 (load 0.3)", "yes", machine],
+        ["ch98", "2", "1800", "2 (load 0.3)", "yes", machine],
         ["ch99", "2", "12 to 31", "not recorded", "no", "an unrecorded machine"]]
     totals = provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
     assert "the sweeps took 0.1 hours" in totals and "4 executions took 61 minutes of execution time" in totals
@@ -208,4 +208,5 @@ def test_the_page_on_every_machine_shows_how_the_results_were_made_as_their_file
            "replace that run's, 3 minutes." in provenance.totals_sentence(tmp_path, tmp_path / "robustness.json")
     assert provenance._chapters(["ch03", "ch04", "ch10"]) == "ch03 to ch10 (3 chapters)"
     assert provenance._chapters(["ch03", "ch04", "ch05"]) == "ch03 to ch05"        # every chapter between
+    assert provenance._span([15.2, 14.6]) == "15" and provenance._span([16.2, 19.4]) == "16 to 19"
     assert provenance._duration(42) == "42 seconds"

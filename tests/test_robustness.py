@@ -399,7 +399,7 @@ def test_several_differences_are_listed_with_and_and_a_plural_verb(monkeypatch):
     assert same.reproduced and "()" not in same.sentence
 
 
-def test_on_another_platform_runs_that_happen_to_agree_only_may_take_another_path(monkeypatch):
+def test_on_another_platform_training_may_take_another_path_even_when_the_shared_runs_agree(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     assert "so training may take another path" in rep.agreement([(0.9, 0.9)], {}, {}, ELSEWHERE, here=HERE).sentence
     assert "so training takes another path" in rep.agreement([(0.9, 0.8)], {}, {}, ELSEWHERE, here=HERE).sentence
@@ -411,9 +411,11 @@ def test_on_another_platform_runs_that_happen_to_agree_only_may_take_another_pat
 
 def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_holds_the_edge(monkeypatch):
     """With {seed: value} on both sides, the sentence says how far a value outside lies from the file's run of
-    the same seed where that run holds the edge it lies past (review 69's S1, review 70), which values do where
-    there are several, and that none does; a value far past the edge is not explained away; a seed the file lacks
-    is a new seed; a range of one value names no partner; without seeds it stays general."""
+    the same seed where that run holds the edge it lies past (the value is partnered with that run, so it says
+    less), which values do where there are several, and that none does. A value farther past the range than the
+    seeds span is never put down to its partner (one such value is given with its distance, several are only
+    counted); a seed the file lacks is a new seed; a range of one value names no partner; without seeds the
+    sentence stays general."""
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     in_file = {"irope": {0: 2.58, 1: 2.586, 2: 2.611}}
     partnered = rep.agreement([(2.575, 2.58)], {"irope": {0: 2.575}}, in_file, ELSEWHERE, here=HERE, what="bits",
@@ -429,7 +431,7 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
            "0.009 above it." in above
     far = rep.agreement([(2.2, 2.58)], {"irope": {0: 2.2}}, in_file, ELSEWHERE, here=HERE).sentence
     assert "says little on its own; it lies 0.380 below the range, more than the 0.031 that the file's seeds " \
-           "span." in far and "and less here" not in far
+           "span, as new seeds now and then do." in far and "and less here" not in far
     unshared = rep.agreement([], {"irope": {0: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
     assert unshared.endswith("says little on its own.")                 # no run shared: a new seed
     new_seed = rep.agreement([(2.6, 2.58)], {"irope": {7: 2.575}}, in_file, ELSEWHERE, here=HERE).sentence
@@ -443,17 +445,20 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
     live = {"a": {0: 0.96, 1: 0.99, 2: 0.95}, "b": {0: 0.99, 1: 0.985, 2: 0.98}, "c": {0: 0.965, 8: 0.968}}
     shared = [(0.99, 0.985)]
     many = rep.agreement(shared, live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
-    assert "Outside it: a: 0.960 on seed 0, 0.950 on seed 2 (file 0.970–1.000); c: 0.965 on seed 0, 0.968 on seed 8 " \
+    assert "Outside it: a: 0.960 (seed 0), 0.950 (seed 2) (file 0.970–1.000); c: 0.965 (seed 0), 0.968 (seed 8) " \
            "(file 0.970–1.000)." in many                                 # which value is which seed's
     assert "Your runs are not quite new seeds: each starts from the same seeds, for its weights and its batches, " \
            "as the file's run of that seed number and tends to land near it, so it lies outside most easily past " \
-           "an edge that run holds. These do: a on seed 0; c on seed 0." in many   # 0.97 is seed 0's, not 2's or 8's
+           "an edge that run holds. These do: a (seed 0); c (seed 0)." in many     # 0.97 is seed 0's, not 2's or 8's
     labelled = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.965, 1: 1.001}}, {"a": ten, "c": ten},
                              ELSEWHERE, here=HERE, labels={"c": "ALiBi, 8-head slopes"}).sentence
-    assert "These do: a on seed 0; ALiBi, 8-head slopes on seeds 0 and 1." in labelled
+    assert "These do: a (seed 0); ALiBi, 8-head slopes (seeds 0 and 1)." in labelled
+    copy = rep.agreement(shared, {"learned": {0: 0.96, 1: 0.99}}, {"learned": ten}, ELSEWHERE, here=HERE,
+                         labels={"learned": "learned on copy"}).sentence                 # chapter 7's labels
+    assert "learned on copy: 0.960 (seed 0) (file" in copy and "These do: learned on copy (seed 0)." in copy
     far = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.5, 1: 0.99}}, {"a": ten, "c": ten},
                         ELSEWHERE, here=HERE, labels={"c": "ALiBi"}).sentence
-    assert far.endswith("These do: a on seed 0.") and "ALiBi on" not in far    # not explained away as a partner's edge
+    assert far.endswith("These do: a (seed 0).") and "ALiBi (seed" not in far  # not explained away as a partner's edge
     only_far = rep.agreement(shared, {"c": {0: 0.5, 1: 0.99}}, {"c": ten}, ELSEWHERE, here=HERE).sentence
     assert "same seeds" not in only_far and "not quite new seeds" not in only_far
     none = rep.agreement(shared, {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.001, 5: 0.98}}, {"a": ten, "b": ten},
@@ -471,20 +476,21 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
     assert "past an edge" not in rep.agreement([], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
     lists = rep.agreement(shared, {k: list(v.values()) for k, v in live.items()},
                           {k: list(ten.values()) for k in live}, ELSEWHERE, here=HERE).sentence
-    assert "These do" not in lists and "not quite new seeds" in lists and "on seed" not in lists
+    assert "These do" not in lists and "not quite new seeds" in lists and "(seed" not in lists
 
 
 def test_a_few_values_within_the_range_are_shown_beside_it(monkeypatch):
-    """Up to FEW values, each within the range is given beside the range, so that a reader can see how near an edge
-    it lies (the page shows the file's mean and spread only); more are only counted (review 71's m7)."""
+    """Where every value lies within the range and there are at most FEW of them, each is given beside its range,
+    so that a reader can see how near an edge it lies (the page shows the file's mean and spread only); more are
+    only counted."""
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     in_file = {"sin": [4.404, 4.6, 4.889], "alibi": [2.693, 2.7, 2.724]}
     both = rep.agreement([], {"sin": [4.417], "alibi": [2.697]}, in_file, ELSEWHERE, here=HERE,
                          labels={"sin": "sinusoidal", "alibi": "ALiBi"}).sentence
-    assert "Both your values of accuracy lie within the range of the file's seeds: sinusoidal 4.417 in " \
-           "4.404–4.889; ALiBi 2.697 in 2.693–2.724." in both
+    assert "Both your values of accuracy lie within the range of the file's seeds: sinusoidal: 4.417 (file " \
+           "4.404–4.889); ALiBi: 2.697 (file 2.693–2.724)." in both
     grouped = rep.agreement([], {"sin": [4.417, 4.5]}, in_file, ELSEWHERE, here=HERE).sentence
-    assert "within the range of the file's seeds: sin 4.417 and 4.500 in 4.404–4.889." in grouped
+    assert "within the range of the file's seeds: sin: 4.417, 4.500 (file 4.404–4.889)." in grouped
     many = rep.agreement([], {"sin": [4.5] * (rep.FEW + 1)}, in_file, ELSEWHERE, here=HERE).sentence
     assert many.endswith(f"All {rep.FEW + 1} of your values of accuracy lie within the range of the file's seeds.")
 
@@ -526,3 +532,12 @@ def test_every_training_chapter_passes_its_values_by_seed():
         assert calls, f"{chapter}: no call of reproducibility.agreement"
         assert all(c.count("by_seed(") >= 2 for c in calls), f"{chapter}: pass the live and the file's values " \
             "as {seed: value} (posenc.experiments.by_seed)"
+
+
+def test_every_training_chapter_echoes_its_comparison_where_no_book_shows_the_prose():
+    """The comparison reaches a page through its prose; a notebook opened in Colab or make lab shows only cell
+    outputs, so the glue that carries the sentence must print it there (posenc.glue(..., echo=True))."""
+    for chapter, path in robustness.TRAINING_CHAPTERS.items():
+        cells = nbformat.read(ROOT / path, as_version=4).cells
+        calls = [c.source for c in cells if c.cell_type == "code" and "agreement(" in c.source]
+        assert calls and all(re.search(r"posenc\.glue\([^)]*\.sentence, echo=True\)", c) for c in calls), chapter

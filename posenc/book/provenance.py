@@ -57,7 +57,7 @@ def robustness_table(path: Path = ROBUSTNESS_FILE) -> Table:
         seconds = [run["seconds"] for run in entry["runs"]]
         at_a_time = (f"{entry['jobs']} (load {entry['load_average_at_start']:.1f})" if "jobs" in entry
                      else "not recorded")
-        rows.append([chapter, len(seconds), f"{min(seconds):.0f} to {max(seconds):.0f}", at_a_time,
+        rows.append([chapter, len(seconds), _span(seconds), at_a_time,
                      "yes" if entry["all_ok"] else "no", describe(entry.get("platform"))])
     return Table(["chapter", "executions", "seconds each (shortest to longest, wall clock)",
                   "at a time (load at the start)", "all went through", "machine"], rows)
@@ -86,6 +86,12 @@ def totals_sentence(results_dir: Path = RESULTS_DIR, robustness: Path = ROBUSTNE
             f"another; `make robustness`'s {len(runs)} executions took {_duration(sum(runs))} of execution time in "
             f"all ({at_a_time}){', and ' + walls if walls else ''}. Neither is needed to teach: the chapters read the "
             "committed files.")
+
+
+def _span(seconds) -> str:
+    """'16 to 19', or '15' where both ends round alike."""
+    low, high = f"{min(seconds):.0f}", f"{max(seconds):.0f}"
+    return low if low == high else f"{low} to {high}"
 
 
 def _chapters(chapters) -> str:

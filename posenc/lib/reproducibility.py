@@ -304,7 +304,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
     named, seeded, not_a_number, missing, per_kind = [], [], [], [], []
     partners_known, partners_unknown, edges = 0, 0, []      # edges: (name, seed, distance to the partner)
     far = []                   # (name, value shown, distance past the edge, the range's width, "below"/"above")
-    within_items = []          # 'sinusoidal 4.417 in 4.404–4.889': the values within, for a few values
+    within_items = []          # 'sinusoidal: 4.417 (file 4.404–4.889)': the values within, for a few values
     for kind, values in live.items():
         name = labels.get(kind, kind) if labels else kind
         spread, file_seeds = _seeded(in_file.get(kind, ()))
@@ -323,7 +323,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
         per_kind.append((n_seeds, len(numbers)))
         inside = [f"{v:.{digits}f}" for v, _ in numbers if low <= v <= high]
         if inside:
-            within_items.append(f"{name} {_and(inside)} in {low:.{digits}f}–{high:.{digits}f}")
+            within_items.append(_outside_item(name, inside, f"{low:.{digits}f}", f"{high:.{digits}f}"))
         out = [(v, seed) for v, seed in numbers if not low <= v <= high]
         if not out:
             continue
@@ -331,7 +331,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
         shown, file_low, file_high = _outside_digits([v for v, _ in out], low, high, digits)
         named.append((name, shown, file_low, file_high))
         if partnered and all(seed is not None for _, seed in out):         # which value is which seed's
-            seeded.append((name, [f"{text} on seed {seed}" for text, (_, seed) in zip(shown, out)], file_low,
+            seeded.append((name, [f"{text} (seed {seed})" for text, (_, seed) in zip(shown, out)], file_low,
                            file_high))
         else:
             seeded.append(named[-1])
@@ -384,7 +384,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             text += f" {_sentence_case(chance)}, so one value outside says little on its own"
             if far:
                 text += (f"; it lies {far[0][2]:.{places}f} {side} the range, more than the {far[0][3]:.{places}f} "
-                         "that the file's seeds span.")
+                         "that the file's seeds span, as new seeds now and then do.")
             elif edges:
                 text += (f", and less here: the file's {'lowest' if side == 'below' else 'highest'} value is its run "
                          f"of seed {edges[0][1]}, your run's seed, and yours lies only {edges[0][2]:.{places}f} {side} "
@@ -439,11 +439,11 @@ def _seeded(values) -> tuple[np.ndarray, list | None]:
 
 
 def _edge_items(edges: list[tuple]) -> str:
-    """'T5 bias on seed 0; ALiBi on seeds 0 and 1': the values outside whose partner holds the edge."""
+    """'T5 bias (seed 0); ALiBi (seeds 0 and 1)': the values outside whose partner holds the edge."""
     seeds: dict[str, list[str]] = {}
     for name, seed, _ in edges:
         seeds.setdefault(name, []).append(str(seed))
-    return "; ".join(f"{name} on seed{'s' if len(s) > 1 else ''} {_and(s)}" for name, s in seeds.items())
+    return "; ".join(f"{name} (seed{'s' if len(s) > 1 else ''} {_and(s)})" for name, s in seeds.items())
 
 
 def outside_count_probabilities(kinds) -> np.ndarray:
@@ -487,7 +487,8 @@ def _outside_digits(values: list[float], low: float, high: float, digits: int) -
 
 
 def _outside_item(name: str, shown: list[str], low: str, high: str) -> str:
-    """'T5 bias: 0.957, 0.960 (file 0.990–1.000)', or '(1.000 on every seed of the file)'."""
+    """'T5 bias: 0.957, 0.960 (file 0.990–1.000)', or '(1.000 on every seed of the file)'; the values within the
+    range are listed the same way."""
     spread = f"{low} on every seed of the file" if low == high else f"file {low}–{high}"
     return f"{name}: {', '.join(shown)} ({spread})"
 
