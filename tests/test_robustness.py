@@ -523,12 +523,17 @@ def test_by_seed_reads_one_value_per_seed_from_runs_or_records():
         ex.by_seed(records + records[:1], "a")
 
 
+def _comparison_cells() -> dict[str, list[str]]:
+    """chapter -> the code cells of its notebook that call reproducibility.agreement."""
+    return {chapter: [cell.source for cell in nbformat.read(ROOT / path, as_version=4).cells
+                      if cell.cell_type == "code" and "agreement(" in cell.source]
+            for chapter, path in robustness.TRAINING_CHAPTERS.items()}
+
+
 def test_every_training_chapter_passes_its_values_by_seed():
     """Without {seed: value} the sentence cannot say which run of the file a value is partnered with, and a
     chapter that went back to lists would lose that without any other test failing."""
-    for chapter, path in robustness.TRAINING_CHAPTERS.items():
-        cells = nbformat.read(ROOT / path, as_version=4).cells
-        calls = [c.source for c in cells if c.cell_type == "code" and "agreement(" in c.source]
+    for chapter, calls in _comparison_cells().items():
         assert calls, f"{chapter}: no call of reproducibility.agreement"
         assert all(c.count("by_seed(") >= 2 for c in calls), f"{chapter}: pass the live and the file's values " \
             "as {seed: value} (posenc.experiments.by_seed)"
@@ -537,7 +542,5 @@ def test_every_training_chapter_passes_its_values_by_seed():
 def test_every_training_chapter_echoes_its_comparison_where_no_book_shows_the_prose():
     """The comparison reaches a page through its prose; a notebook opened in Colab or make lab shows only cell
     outputs, so the glue that carries the sentence must print it there (posenc.glue(..., echo=True))."""
-    for chapter, path in robustness.TRAINING_CHAPTERS.items():
-        cells = nbformat.read(ROOT / path, as_version=4).cells
-        calls = [c.source for c in cells if c.cell_type == "code" and "agreement(" in c.source]
+    for chapter, calls in _comparison_cells().items():
         assert calls and all(re.search(r"posenc\.glue\([^)]*\.sentence, echo=True\)", c) for c in calls), chapter
