@@ -186,6 +186,32 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
             assert sentence and same_words in sentence, f"{chapter} glued as {name!r}: {sentence}"
 
 
+SHOWN_ONCE_FROM = 80      # characters: a glued sentence this long reaches the page in its prose, not twice
+
+
+def test_a_sentence_glued_for_the_prose_is_not_also_its_cell_s_output(book_build):
+    """A cell whose last line glues a sentence shows it as a quoted output right above the prose that shows it
+    again; such a line ends with ';' (with echo=True where Colab and `make lab` need the text). Short values,
+    such as one number, may stay visible: the chapters show a number where it is computed."""
+    from posenc.book.cache import executed_notebook
+    from posenc.book.style import GLUE_MIME_PREFIX
+
+    executed, _ = book_build
+    assert executed.returncode == 0, "the notebooks did not execute (the first test says why)"
+    twice = []
+    for path in execute.book_notebooks():
+        _, execution = executed_notebook(ROOT / path)
+        assert execution is not None, f"{path}: the cache holds no execution of it"
+        for cell in execution.cells:
+            outputs = cell.get("outputs", [])
+            glued = {o["data"].get(GLUE_MIME_PREFIX + "text/plain") for o in outputs
+                     if o.get("metadata", {}).get("scrapbook")}
+            shown = [o["data"].get("text/plain", "") for o in outputs if o.get("output_type") == "execute_result"]
+            twice += [f"{Path(path).name} {cell.get('id')}: {text[:60]}…" for text in shown
+                      if len(text) >= SHOWN_ONCE_FROM and text in glued]
+    assert not twice, "end these lines with ';' (and echo=True where Colab needs the text):\n" + "\n".join(twice)
+
+
 def run_step(*argv: str) -> subprocess.CompletedProcess:
     """A step of `make student-book` or `make book` in this checkout, as make runs it (the shell's variables)."""
     return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=1800)

@@ -449,16 +449,16 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
            "(file 0.970–1.000)." in many                                 # which value is which seed's
     assert "Your runs are not quite new seeds: each starts from the same seeds, for its weights and its batches, " \
            "as the file's run of that seed number and tends to land near it, so it lies outside most easily past " \
-           "an edge that run holds. These do: a (seed 0); c (seed 0)." in many     # 0.97 is seed 0's, not 2's or 8's
+           "an edge that run holds, as your values for a (seed 0) and c (seed 0) do." in many   # 0.97: seed 0's, not 8's
     labelled = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.965, 1: 1.001}}, {"a": ten, "c": ten},
                              ELSEWHERE, here=HERE, labels={"c": "ALiBi, 8-head slopes"}).sentence
-    assert "These do: a (seed 0); ALiBi, 8-head slopes (seeds 0 and 1)." in labelled
+    assert "as your values for a (seed 0); and ALiBi, 8-head slopes (seeds 0 and 1) do." in labelled
     copy = rep.agreement(shared, {"learned": {0: 0.96, 1: 0.99}}, {"learned": ten}, ELSEWHERE, here=HERE,
                          labels={"learned": "learned on copy"}).sentence                 # chapter 7's labels
-    assert "learned on copy: 0.960 (seed 0) (file" in copy and "These do: learned on copy (seed 0)." in copy
+    assert "learned on copy: 0.960 (seed 0) (file" in copy and "as your value for learned on copy (seed 0) does." in copy
     far = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.5, 1: 0.99}}, {"a": ten, "c": ten},
                         ELSEWHERE, here=HERE, labels={"c": "ALiBi"}).sentence
-    assert far.endswith("These do: a (seed 0).") and "ALiBi (seed" not in far  # not explained away as a partner's edge
+    assert far.endswith("as your value for a (seed 0) does.") and "ALiBi (seed" not in far   # not a partner's edge
     only_far = rep.agreement(shared, {"c": {0: 0.5, 1: 0.99}}, {"c": ten}, ELSEWHERE, here=HERE).sentence
     assert "same seeds" not in only_far and "not quite new seeds" not in only_far
     none = rep.agreement(shared, {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.001, 5: 0.98}}, {"a": ten, "b": ten},
@@ -476,7 +476,7 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
     assert "past an edge" not in rep.agreement([], live, {"a": ten, "b": ten, "c": ten}, ELSEWHERE, here=HERE).sentence
     lists = rep.agreement(shared, {k: list(v.values()) for k, v in live.items()},
                           {k: list(ten.values()) for k in live}, ELSEWHERE, here=HERE).sentence
-    assert "These do" not in lists and "not quite new seeds" in lists and "(seed" not in lists
+    assert "as your value" not in lists and "not quite new seeds" in lists and "(seed" not in lists
 
 
 def test_a_few_values_within_the_range_are_shown_beside_it(monkeypatch):

@@ -51,7 +51,7 @@ SAME_RUN_TOLERANCE = 1e-9
 # tests/test_robustness.py holds the record to never reaching it.
 ALARM = 1e-4
 
-# Up to this many live values, the sentence gives each value within the range beside the range.
+# Up to this many live values, all within the range, the sentence gives each beside the range of its kind.
 FEW = 4
 
 # Set while `make robustness` runs a chapter with every torch seed shifted (posenc.book.robustness): such a
@@ -301,9 +301,9 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
     rates are also averages over the files one might have drawn: a committed file whose range happens to be
     narrow puts values outside more often than they say."""
     outside: dict[str, list[tuple[float, float, float]]] = {}
-    named, seeded, not_a_number, missing, per_kind = [], [], [], [], []
+    named, not_a_number, missing, per_kind = [], [], [], []   # named: (name, shown, file's low, high, seeds or None)
     partners_known, partners_unknown, edges = 0, 0, []      # edges: (name, seed, distance to the partner)
-    far = []                   # (name, value shown, distance past the edge, the range's width, "below"/"above")
+    far = []                   # (distance past the edge, the range's width): values farther out than the seeds span
     within_items = []          # 'sinusoidal: 4.417 (file 4.404–4.889)': the values within, for a few values
     for kind, values in live.items():
         name = labels.get(kind, kind) if labels else kind
@@ -314,6 +314,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             missing.append(name)
             continue
         low, high = float(np.nanmin(spread)), float(np.nanmax(spread))
+        partners = dict(zip(file_seeds, spread.tolist())) if file_seeds is not None else {}
         numbers = [(v, seed) for v, seed in zip(values.tolist(), seeds or [None] * values.size) if not math.isnan(v)]
         if len(numbers) < values.size:
             n_nan = values.size - len(numbers)
@@ -329,23 +330,19 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             continue
         outside[kind] = [(v, low, high) for v, _ in out]
         shown, file_low, file_high = _outside_digits([v for v, _ in out], low, high, digits)
-        named.append((name, shown, file_low, file_high))
-        if partnered and all(seed is not None for _, seed in out):         # which value is which seed's
-            seeded.append((name, [f"{text} (seed {seed})" for text, (_, seed) in zip(shown, out)], file_low,
-                           file_high))
-        else:
-            seeded.append(named[-1])
-        for (v, seed), text in zip(out, shown):
+        seeds_out = [seed for _, seed in out] if partnered and all(seed is not None for _, seed in out) else None
+        named.append((name, shown, file_low, file_high, seeds_out))
+        for v, seed in out:
             past = low - v if v < low else v - high
             if low != high and past > high - low:            # farther out than the seeds spread: no pull explains it
-                far.append((name, text, past, high - low, "below" if v < low else "above"))
+                far.append((past, high - low))
                 continue
             if not partnered or low == high:                 # no partner, or a pull into the range
                 continue
             if seed is None or file_seeds is None:
                 partners_unknown += 1
                 continue
-            partner = dict(zip(file_seeds, spread.tolist())).get(seed)
+            partner = partners.get(seed)
             if partner is None:                              # a seed the file lacks: a new seed
                 continue
             partners_known += 1
@@ -360,7 +357,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
                 else f"All {n_values} of your {values_of} lie") + " within the range of the file's seeds"
         text += f": {'; '.join(within_items)}." if n_values <= FEW else "."
     elif n_values == 1:
-        name, shown, file_low, file_high = named[0]
+        name, shown, file_low, file_high, _ = named[0]
         text = (f"Your {values_of} for {name} lies outside the range of the file's seeds: {shown[0]} against "
                 f"{file_low}–{file_high}." if file_low != file_high else
                 f"Your {values_of} for {name} differs from the file's value on every seed: {shown[0]} against "
@@ -369,7 +366,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
         within = n_values - n_out
         text = (f"Of your {n_values} {values_of}, {'none lies' if within == 0 else f'{within} lie'}"
                 f"{'s' if within == 1 else ''} within the range of the file's seeds. Outside it: "
-                f"{'; '.join(_outside_item(*item) for item in seeded)}.")
+                f"{'; '.join(_outside_item(*_with_seeds(item)) for item in named)}.")
     if n_out:
         seed_counts = {n for n, _ in per_kind}
         low_n, high_n = min(seed_counts), max(seed_counts)
@@ -383,7 +380,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             side = "below" if value < low else "above"
             text += f" {_sentence_case(chance)}, so one value outside says little on its own"
             if far:
-                text += (f"; it lies {far[0][2]:.{places}f} {side} the range, more than the {far[0][3]:.{places}f} "
+                text += (f"; it lies {far[0][0]:.{places}f} {side} the range, more than the {far[0][1]:.{places}f} "
                          "that the file's seeds span, as new seeds now and then do.")
             elif edges:
                 text += (f", and less here: the file's {'lowest' if side == 'below' else 'highest'} value is its run "
@@ -412,7 +409,8 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             elif edges:
                 text += (" Your runs are not quite new seeds: each starts from the same seeds, for its weights and its "
                          "batches, as the file's run of that seed number and tends to land near it, so it lies outside "
-                         "most easily past an edge that run holds. These do: " + _edge_items(edges) + ".")
+                         f"most easily past an edge that run holds, as your value{'' if len(edges) == 1 else 's'} for "
+                         f"{_edge_items(edges)} {'does' if len(edges) == 1 else 'do'}.")
             elif partners_known:
                 text += (" Your runs start from the same seeds as the file's runs of their seed numbers, but none of "
                          "the values outside lies past an edge that run holds, so sharing seeds does not explain "
@@ -439,11 +437,23 @@ def _seeded(values) -> tuple[np.ndarray, list | None]:
 
 
 def _edge_items(edges: list[tuple]) -> str:
-    """'T5 bias (seed 0); ALiBi (seeds 0 and 1)': the values outside whose partner holds the edge."""
+    """'T5 bias (seed 0) and ALiBi (seeds 0 and 1)': the values outside whose partner holds the edge (separated
+    by semicolons where a label has a comma of its own)."""
     seeds: dict[str, list[str]] = {}
     for name, seed, _ in edges:
         seeds.setdefault(name, []).append(str(seed))
-    return "; ".join(f"{name} (seed{'s' if len(s) > 1 else ''} {_and(s)})" for name, s in seeds.items())
+    items = [f"{name} (seed{'s' if len(s) > 1 else ''} {_and(s)})" for name, s in seeds.items()]
+    if any("," in name for name in seeds):               # 'a (seed 0); ALiBi, 8 heads (seed 1)': a label's comma
+        return "; ".join(items[:-1]) + "; and " + items[-1] if len(items) > 1 else items[0]
+    return _and(items)
+
+
+def _with_seeds(item: tuple) -> tuple:
+    """A value outside as :func:`_outside_item` takes it, each value followed by its seed where it is known."""
+    name, shown, low, high, seeds = item
+    if seeds is not None:
+        shown = [f"{text} (seed {seed})" for text, seed in zip(shown, seeds)]
+    return name, shown, low, high
 
 
 def outside_count_probabilities(kinds) -> np.ndarray:
