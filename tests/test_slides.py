@@ -424,7 +424,8 @@ def test_tables_come_from_the_cells_output_in_html_markdown_or_columns(decks):
 
 
 def test_a_slide_shows_a_tables_columns_and_rows_under_names_for_the_room(decks, tmp_path):
-    """The review's pattern C: the chapters' tables name their columns for the chapter ("file: accuracy ...")."""
+    """The chapters' tables name their columns for the page ("file: accuracy ..."); a slide picks the columns
+    and rows it needs and may show them under names for the room."""
     from posenc.book.slides.assemble import _table
 
     deck = decks["ch00"]

@@ -253,7 +253,7 @@ def _explorer_deck(folder):
 
 
 def test_every_explorer_on_a_slide_draws_its_labels_at_the_body_size(browser_context, scratch_url):
-    """The review's pattern A: the live plots took 13-35% of the slide, their axis labels 7-11 px. On a slide an
+    """Live plots once took 13-35% of a slide, their axis labels 7-11 px, too small to read. On a slide an
     explorer's main picture fills the left (slides.css; drawn for the slide where the explorer offers
     posencFitSlide) and its labels have the body's size in the picture's own units (deck.js)."""
     folder, url = scratch_url
