@@ -55,3 +55,5 @@ def test_an_echoed_value_is_printed_where_no_book_build_shows_its_prose(monkeypa
     assert capsys.readouterr().out == ("Your run matches.\n" if printed else "")
     style.glue("agreement", "Your run matches.")
     assert capsys.readouterr().out == ""
+    assert style.glue("never", "ALiBi", echo="Never below 0.1: {}.") == "ALiBi"       # a value that needs its label
+    assert capsys.readouterr().out == ("Never below 0.1: ALiBi.\n" if printed else "")

@@ -449,16 +449,20 @@ def test_given_seeds_the_sentence_says_whether_the_file_s_run_of_the_same_seed_h
            "(file 0.970–1.000)." in many                                 # which value is which seed's
     assert "Your runs are not quite new seeds: each starts from the same seeds, for its weights and its batches, " \
            "as the file's run of that seed number and tends to land near it, so it lies outside most easily past " \
-           "an edge that run holds, as your values for a (seed 0) and c (seed 0) do." in many   # 0.97: seed 0's, not 8's
+           "an edge that run holds, as do your values for a (seed 0) and c (seed 0)." in many   # 0.97: seed 0's, not 8's
     labelled = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.965, 1: 1.001}}, {"a": ten, "c": ten},
                              ELSEWHERE, here=HERE, labels={"c": "ALiBi, 8-head slopes"}).sentence
-    assert "as your values for a (seed 0); and ALiBi, 8-head slopes (seeds 0 and 1) do." in labelled
+    assert "as do your values for a (seed 0) and ALiBi, 8-head slopes (seeds 0 and 1)." in labelled
+    three = rep.agreement(shared, {"a": {0: 0.96}, "c": {1: 1.001, 0: 0.965}, "d": {0: 0.96}},
+                          {"a": ten, "c": ten, "d": ten}, ELSEWHERE, here=HERE,
+                          labels={"c": "ALiBi, 8-head slopes"}).sentence
+    assert "as do your values for a (seed 0); ALiBi, 8-head slopes (seeds 0 and 1); and d (seed 0)." in three
     copy = rep.agreement(shared, {"learned": {0: 0.96, 1: 0.99}}, {"learned": ten}, ELSEWHERE, here=HERE,
                          labels={"learned": "learned on copy"}).sentence                 # chapter 7's labels
-    assert "learned on copy: 0.960 (seed 0) (file" in copy and "as your value for learned on copy (seed 0) does." in copy
+    assert "learned on copy: 0.960 (seed 0) (file" in copy and "as does your value for learned on copy (seed 0)." in copy
     far = rep.agreement(shared, {"a": {0: 0.96, 1: 0.99}, "c": {0: 0.5, 1: 0.99}}, {"a": ten, "c": ten},
                         ELSEWHERE, here=HERE, labels={"c": "ALiBi"}).sentence
-    assert far.endswith("as your value for a (seed 0) does.") and "ALiBi (seed" not in far   # not a partner's edge
+    assert far.endswith("as does your value for a (seed 0).") and "ALiBi (seed" not in far   # not a partner's edge
     only_far = rep.agreement(shared, {"c": {0: 0.5, 1: 0.99}}, {"c": ten}, ELSEWHERE, here=HERE).sentence
     assert "same seeds" not in only_far and "not quite new seeds" not in only_far
     none = rep.agreement(shared, {"a": {2: 0.96, 3: 0.99}, "b": {4: 1.001, 5: 0.98}}, {"a": ten, "b": ten},

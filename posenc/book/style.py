@@ -88,12 +88,14 @@ def book_is_listening() -> bool:
     return os.environ.get(BOOK_BUILD_VARIABLE) == "1" or importlib.util.find_spec("myst_nb") is not None
 
 
-def glue(name: str, value, display: bool = False, echo: bool = False):
+def glue(name: str, value, display: bool = False, echo: bool | str = False):
     """Make ``value`` available to the page's prose as {glue:text}`name` (myst-nb), and return it.
 
     ``echo``: also print it where no book build is running (Colab, ``make lab``), whose notebook cannot show
-    the prose it reaches; a page shows it once, in its prose. For a sentence the reader needs, such as how a
-    live run compares with the file (end the line with ``;`` so that the returned value is not shown too).
+    the prose it reaches; a page shows it once, in its prose. Use it for a sentence the reader needs, such as
+    how a live run compares with the file, and end the line with ``;`` where it is the cell's last, so that
+    the returned value is not shown too. A string is a template that gives a bare value its label:
+    ``echo="Never below 0.1: {}."``.
 
     The value goes out in myst-nb's glue format when a book build executes the notebook (even in an
     environment without myst-nb, such as the tests' Colab-like one); elsewhere (Colab, a plain Jupyter)
@@ -102,7 +104,7 @@ def glue(name: str, value, display: bool = False, echo: bool = False):
     if isinstance(value, np.generic):     # np.float64(0.25) would reach the page as "np.float64(0.25)"
         value = value.item()
     if echo and os.environ.get(BOOK_BUILD_VARIABLE) != "1":
-        print(value)
+        print(echo.format(value) if isinstance(echo, str) else value)
     if not book_is_listening():
         return value
     from IPython.core.formatters import format_display_data

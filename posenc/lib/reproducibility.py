@@ -409,8 +409,8 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             elif edges:
                 text += (" Your runs are not quite new seeds: each starts from the same seeds, for its weights and its "
                          "batches, as the file's run of that seed number and tends to land near it, so it lies outside "
-                         f"most easily past an edge that run holds, as your value{'' if len(edges) == 1 else 's'} for "
-                         f"{_edge_items(edges)} {'does' if len(edges) == 1 else 'do'}.")
+                         "most easily past an edge that run holds, as "
+                         f"{'does your value' if len(edges) == 1 else 'do your values'} for {_edge_items(edges)}.")
             elif partners_known:
                 text += (" Your runs start from the same seeds as the file's runs of their seed numbers, but none of "
                          "the values outside lies past an edge that run holds, so sharing seeds does not explain "
@@ -437,14 +437,14 @@ def _seeded(values) -> tuple[np.ndarray, list | None]:
 
 
 def _edge_items(edges: list[tuple]) -> str:
-    """'T5 bias (seed 0) and ALiBi (seeds 0 and 1)': the values outside whose partner holds the edge (separated
-    by semicolons where a label has a comma of its own)."""
+    """'T5 bias (seed 0) and ALiBi (seeds 0 and 1)': the values outside whose partner holds the edge (three or
+    more are separated by semicolons where a label has a comma of its own)."""
     seeds: dict[str, list[str]] = {}
     for name, seed, _ in edges:
         seeds.setdefault(name, []).append(str(seed))
-    items = [f"{name} (seed{'s' if len(s) > 1 else ''} {_and(s)})" for name, s in seeds.items()]
-    if any("," in name for name in seeds):               # 'a (seed 0); ALiBi, 8 heads (seed 1)': a label's comma
-        return "; ".join(items[:-1]) + "; and " + items[-1] if len(items) > 1 else items[0]
+    items = [f"{name} (seed{'s' if len(s) > 1 else ''} {_and(sorted(s, key=int))})" for name, s in seeds.items()]
+    if len(items) > 2 and any(", " in name for name in seeds):    # a label's own comma: 'a; b, 8 heads; and c'
+        return "; ".join(items[:-1]) + "; and " + items[-1]
     return _and(items)
 
 
