@@ -188,8 +188,9 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
 
 # Characters: a glued value this long is a phrase or a sentence for the prose, which must not be shown again as
 # output. The values the chapters show where they compute them (a number, "0.051 to 0.067", a list of grid sizes)
-# have 40 or fewer; the phrases and sentences glued for the prose 49 or more. Shorter ones (chapter 6's
-# `live_never`, the "N seeds, created ..." notes) end their lines with ';' by hand.
+# have 40 or fewer; the phrases and sentences glued for the prose 49 or more. Shorter ones (such as
+# chapter 6's `live_never`, chapter 5's `live_steep_gain` and the "N seeds, created ..." notes) are kept out of
+# the output by hand.
 SHOWN_ONCE_FROM = 45
 
 
