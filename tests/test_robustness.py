@@ -399,6 +399,12 @@ def test_several_differences_are_listed_with_and_and_a_plural_verb(monkeypatch):
     assert same.reproduced and "()" not in same.sentence
 
 
+def test_listed_joins_items_as_a_sentence_does_and_accepts_none():
+    """How these sentences and chapter 6's list names: nothing, one, two, or commas and then "and"."""
+    assert [rep.listed(items) for items in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == \
+        ["", "a", "a and b", "a, b and c"]
+
+
 def test_on_another_platform_training_may_take_another_path_even_when_the_shared_runs_agree(monkeypatch):
     monkeypatch.delenv(rep.SEED_SHIFT_VARIABLE, raising=False)
     assert "so training may take another path" in rep.agreement([(0.9, 0.9)], {}, {}, ELSEWHERE, here=HERE).sentence

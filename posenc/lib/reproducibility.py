@@ -136,9 +136,9 @@ def differences(recorded: dict | None, here: dict | None = None) -> list[str]:
     return [names[key] for key in _compared(recorded, here) if recorded.get(key) != here.get(key)]
 
 
-def _and(items: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+def listed(items: list[str]) -> str:
+    """Items as a sentence lists them: '' (none), 'a', 'a and b', 'a, b and c'."""
+    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -258,7 +258,7 @@ def agreement(pairs, live, in_file, recorded_platform: dict | None, what: str = 
     else:
         changed = differences(recorded_platform, here) if recorded_platform else None
         why = (f"The file was made on {describe(recorded_platform)}; this is {describe(here)}. Another "
-               f"{_and(changed)} round{'s' if len(changed) == 1 else ''} the same sums differently" if changed else
+               f"{listed(changed)} round{'s' if len(changed) == 1 else ''} the same sums differently" if changed else
                f"The file does not record the platform it was made on; this is {describe(here)}. Another platform "
                "may round the same sums differently")
         path = "takes" if found and changed else "may take"
@@ -303,7 +303,8 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
     outside: dict[str, list[tuple[float, float, float]]] = {}
     named, not_a_number, missing, per_kind = [], [], [], []   # named: (name, shown, file's low, high, seeds or None)
     partners_known, partners_unknown, edges = 0, 0, []      # edges: (name, seed, distance to the partner)
-    far = []                   # (distance past the edge, the range's width): values farther out than the seeds span
+    far = None                 # (distance past the edge, the range's width) of the first value farther out than the
+                               # seeds span
     within_items = []          # 'sinusoidal: 4.417 (file 4.404–4.889)': the values within, for a few values
     for kind, values in live.items():
         name = labels.get(kind, kind) if labels else kind
@@ -335,7 +336,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
         for v, seed in out:
             past = low - v if v < low else v - high
             if low != high and past > high - low:            # farther out than the seeds spread: no pull explains it
-                far.append((past, high - low))
+                far = far or (past, high - low)
                 continue
             if not partnered or low == high:                 # no partner, or a pull into the range
                 continue
@@ -380,7 +381,7 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             side = "below" if value < low else "above"
             text += f" {_sentence_case(chance)}, so one value outside says little on its own"
             if far:
-                text += (f"; it lies {far[0][0]:.{places}f} {side} the range, more than the {far[0][1]:.{places}f} "
+                text += (f"; it lies {far[0]:.{places}f} {side} the range, more than the {far[1]:.{places}f} "
                          "that the file's seeds span, as new seeds now and then do.")
             elif edges:
                 text += (f", and less here: the file's {'lowest' if side == 'below' else 'highest'} value is its run "
@@ -422,9 +423,9 @@ def _ranges_text(live, in_file, what: str, digits: int, partnered: bool, labels)
             elif n_out > usual:
                 text += f" New seeds put {many} outside less than 1 time in 20."
     if not_a_number:
-        text += f" Your run gave NaN (not a number) for {_and(not_a_number)}."
+        text += f" Your run gave NaN (not a number) for {listed(not_a_number)}."
     if missing:
-        text += f" The file has no values of {what} to compare with for {_and(missing)}."
+        text += f" The file has no values of {what} to compare with for {listed(missing)}."
     return text.strip(), outside
 
 
@@ -442,10 +443,10 @@ def _edge_items(edges: list[tuple]) -> str:
     seeds: dict[str, list[str]] = {}
     for name, seed, _ in edges:
         seeds.setdefault(name, []).append(str(seed))
-    items = [f"{name} (seed{'s' if len(s) > 1 else ''} {_and(sorted(s, key=int))})" for name, s in seeds.items()]
+    items = [f"{name} (seed{'s' if len(s) > 1 else ''} {listed(sorted(s, key=int))})" for name, s in seeds.items()]
     if len(items) > 2 and any(", " in name for name in seeds):    # a label's own comma: 'a; b, 8 heads; and c'
         return "; ".join(items[:-1]) + "; and " + items[-1]
-    return _and(items)
+    return listed(items)
 
 
 def _with_seeds(item: tuple) -> tuple:
