@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from posenc.book.teaching.entry import LECTURE_MINUTES
 from posenc.book.teaching.estimates import (duration, exercise_minutes, parts, reading_minutes, runs, table_cell,
                                             title)
+from posenc.lib.reproducibility import listed
 
 __all__ = ["FORTHCOMING", "MODULE_PLANS", "SESSIONS", "TOPICS", "ModulePlan", "module_plan_lead",
            "module_plan_markdown", "module_problems"]
@@ -84,14 +85,10 @@ def module_problems(name: str) -> list[str]:
     return problems
 
 
-def _listed(items: list[str]) -> str:
-    return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + items[-1]
-
-
 def _span(chapters: list[str]) -> str:
     """'chapters 0 to 8 and 10': the numbers of the chapters shown, in runs."""
     numbers = [int(set_id[2:]) for set_id in chapters]
-    return "chapters " + _listed([f"{run[0]} to {run[-1]}" if len(run) > 1 else f"{run[0]}" for run in runs(numbers)])
+    return "chapters " + listed([f"{run[0]} to {run[-1]}" if len(run) > 1 else f"{run[0]}" for run in runs(numbers)])
 
 
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five")
@@ -100,8 +97,8 @@ NUMBER_WORDS = ("no", "one", "two", "three", "four", "five")
 def _sessions(items: list[str]) -> str:
     """'chapters 3 and 4', 'chapter 8', 'chapter 10 and the review'."""
     chapters = [str(int(item[2:])) for item in items if item not in SESSIONS]
-    named = [f"chapter{'s' if len(chapters) > 1 else ''} {_listed(chapters)}"] if chapters else []
-    return _listed(named + [f"the {item}" for item in items if item in SESSIONS])
+    named = [f"chapter{'s' if len(chapters) > 1 else ''} {listed(chapters)}"] if chapters else []
+    return listed(named + [f"the {item}" for item in items if item in SESSIONS])
 
 
 def _count(n: int) -> str:
@@ -117,12 +114,12 @@ def _rhythm(weeks: list[list[str]]) -> str:
         text = f"{_count(usual)} a week"
         other = [(n, week) for n, week in enumerate(weeks, 1) if len(week) != usual]
         if other:
-            text += ", except " + _listed([f"week {n}, which has {NUMBER_WORDS[len(week)]} ({_sessions(week)})"
+            text += ", except " + listed([f"week {n}, which has {NUMBER_WORDS[len(week)]} ({_sessions(week)})"
                                            for n, week in other])
         if any(len(week) < usual for _, week in other):
             text += ": use the free slot for a lab where students start the exercises with help, or to catch up"
     else:
-        text = _listed([f"{_count(len(week))} in week {n}" for n, week in enumerate(weeks, 1)])
+        text = listed([f"{_count(len(week))} in week {n}" for n, week in enumerate(weeks, 1)])
     text = text[0].upper() + text[1:]
     last = weeks[-1]
     if "review" in last:
@@ -140,7 +137,7 @@ def module_plan_lead(name: str) -> str:
     """The plan's title, the chapters it shows and its advice, all from the weeks it shows."""
     plan = MODULE_PLANS[name]
     chapters = plan.chapters()
-    topics = _listed([TOPICS[i] for i in chapters if i in TOPICS]) if any(i in TOPICS for i in chapters) else ""
+    topics = listed([TOPICS[i] for i in chapters if i in TOPICS]) if any(i in TOPICS for i in chapters) else ""
     note = plan.note.format(topics=topics, rhythm=_rhythm(plan.weeks_now()))
     return (f"**{plan.title}** ({_span(chapters)}: {len(chapters)} lectures of {LECTURE_MINUTES} minutes in "
             f"{len(plan.weeks_now())} weeks). {note}")

@@ -15,6 +15,7 @@ import nbformat
 
 from posenc.book.teaching.entry import LECTURE_MINUTES, Entry, load_entry
 from posenc.book.teaching.estimates import homework_markdown, notebook_path, objectives, runs, table_cell
+from posenc.lib.reproducibility import listed
 
 __all__ = ["chapter_markdown", "clock", "deck_link", "figure_link", "plan_markdown", "quiz_markdown"]
 
@@ -96,8 +97,7 @@ def plan_markdown(entry: Entry) -> str:
             do = f"{entry.activity.title} (below)."
         else:
             numbers = segment.questions
-            listed = ", ".join(str(n) for n in numbers[:-1]) + (" and " if len(numbers) > 1 else "") + str(numbers[-1])
-            what = f"*Quiz: question{'s' if len(numbers) > 1 else ''} {listed}*"
+            what = f"*Quiz: question{'s' if len(numbers) > 1 else ''} {listed([str(n) for n in numbers])}*"
             do = segment.do
         rows.append(f"| {clock(start)} | {segment.minutes} | {deck_minutes} | {what} | {table_cell(do)} |")
         start += segment.minutes
