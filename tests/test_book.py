@@ -186,16 +186,16 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
             assert sentence and same_words in sentence, f"{chapter} glued as {name!r}: {sentence}"
 
 
-
 def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book_build):
-    """A cell that glues a number and shows it (its last line) shows it with the few digits the prose gives it,
-    not as a bare full-precision float such as 3.1622776601683773. A value in scientific notation, such as a
-    residual of 3e-16 that shows an identity holds to rounding, is shown whole on purpose."""
+    """A cell that glues numbers and shows them (its last line: a number, a tuple, a dict) rounds them to the
+    decimals the prose gives them. What this checks: no float of 7 or more decimals, such as 3.1622776601683773,
+    and no NumPy scalar's repr (np.float64(1.8), from round() of a NumPy value) in its result. A value in
+    scientific notation, such as a residual of 3e-16 that shows an identity holds to rounding, stays whole."""
     from posenc.book.cache import executed_notebook
 
     executed, _ = book_build
     assert executed.returncode == 0, "the notebooks did not execute (the first test says why)"
-    full_precision = re.compile(r"-?\d+\.\d{7,}")
+    full_precision = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?![\d.eE])")
     bare = []
     for path in execute.book_notebooks():
         _, execution = executed_notebook(ROOT / path)
@@ -204,11 +204,13 @@ def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book
             if cell.cell_type != "code" or "posenc.glue(" not in cell.source:
                 continue
             for output in cell.get("outputs", []):
-                shown = output.get("data", {}).get("text/plain", "").strip()
-                if output.get("output_type") == "execute_result" and full_precision.fullmatch(shown):
-                    bare.append(f"{Path(path).name} {cell.get('id')}: {shown}")
-    assert not bare, ("show the value rounded to the digits the prose gives it (round(value, 2)), or end the line "
-                      "with ';':\n" + "\n".join(bare))
+                shown = output.get("data", {}).get("text/plain", "")
+                if output.get("output_type") == "execute_result" and (full_precision.search(shown)
+                                                                      or "np.float" in shown):
+                    bare.append(f"{Path(path).name} {cell.get('id')}: {shown[:120]}")
+    assert not bare, ("show the values rounded to the decimals the prose gives them (round(x, 2) of the plain "
+                      "number posenc.glue returns), or end the line with ';':\n" + "\n".join(bare))
+
 
 # Characters: a glued value this long is a phrase or a sentence for the prose, which must not be shown again as
 # output. The values the chapters show where they compute them (a number, "0.051 to 0.067", a list of grid sizes)
