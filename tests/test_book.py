@@ -189,7 +189,7 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
 def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book_build):
     """A cell that glues numbers and shows them (its last line: a number, a tuple, a dict) rounds them to the
     decimals the prose gives them. What this checks: no float of 7 or more decimals, such as 3.1622776601683773,
-    and no NumPy scalar's repr (np.float64(1.8), from round() of a NumPy value) in its result. A value in
+    and no NumPy float's repr (np.float64(1.8), from round() of a NumPy value) in its result. A value in
     scientific notation, such as a residual of 3e-16 that shows an identity holds to rounding, stays whole."""
     from posenc.book.cache import executed_notebook
 
