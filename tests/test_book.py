@@ -189,8 +189,9 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
 def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book_build):
     """A cell that glues numbers and shows them (its last line: a number, a tuple, a dict) rounds them to the
     decimals the prose gives them. What this checks: no float of 7 or more decimals, such as 3.1622776601683773,
-    and no NumPy float's repr (np.float64(1.8), from round() of a NumPy value) in its result. A value in
-    scientific notation, such as a residual of 3e-16 that shows an identity holds to rounding, stays whole."""
+    and no NumPy scalar's repr (np.float64(1.8), from round() of a NumPy value) in its result, in every cell
+    that glues (through posenc.glue or a helper such as chapter 5's glue_all). A value in scientific notation,
+    such as a residual of 3e-16 that shows an identity holds to rounding, stays whole."""
     from posenc.book.cache import executed_notebook
 
     executed, _ = book_build
@@ -201,12 +202,12 @@ def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book
         _, execution = executed_notebook(ROOT / path)
         assert execution is not None, f"{path}: the cache holds no execution of it"
         for cell in execution.cells:
-            if cell.cell_type != "code" or "posenc.glue(" not in cell.source:
+            if cell.cell_type != "code" or "glue" not in cell.source:
                 continue
             for output in cell.get("outputs", []):
                 shown = output.get("data", {}).get("text/plain", "")
                 if output.get("output_type") == "execute_result" and (full_precision.search(shown)
-                                                                      or "np.float" in shown):
+                                                                      or "np." in shown):
                     bare.append(f"{Path(path).name} {cell.get('id')}: {shown[:120]}")
     assert not bare, ("show the values rounded to the decimals the prose gives them (round(x, 2) of the plain "
                       "number posenc.glue returns), or end the line with ';':\n" + "\n".join(bare))
