@@ -116,6 +116,21 @@ def book_build(colab_env) -> tuple[subprocess.CompletedProcess, subprocess.Compl
     return build_book(colab_kernel_environ())
 
 
+@pytest.fixture(scope="module")
+def executions(book_build) -> dict[Path, object]:
+    """Each notebook of the book as the execution above left it (its outputs), read once for the tests below."""
+    from posenc.book.cache import executed_notebook
+
+    executed, _ = book_build
+    assert executed.returncode == 0, "the notebooks did not execute (the first test says why)"
+    found = {}
+    for path in execute.book_notebooks():
+        _, execution = executed_notebook(ROOT / path)
+        assert execution is not None, f"{path}: the cache holds no execution of it"
+        found[Path(path).relative_to(ROOT)] = execution
+    return found
+
+
 def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_build):
     executed, result = book_build
     assert executed.returncode == 0, executed.stdout[-6000:] + executed.stderr[-3000:]
@@ -147,14 +162,13 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_bui
             assert f'class="posenc-explorer {widget}"' in html, f"{page}: no {widget} explorer"
 
 
-def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit(book_build):
+def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit(executions):
     """Every training chapter compares its live runs with its committed file (posenc.lib.reproducibility.agreement)
     and none may say that the file is out of date; each live run shares a run with its file, so on the platform
     the file was made on the chapter must say that it reproduces it "digit for digit". For the chapters of
     tests/conftest.py's REPRODUCED_BY_THE_BOOK, that sentence (the glued value it names) stands in for the file's
     re-run test, which skips instead of training the same run again (skip_where_the_book_reproduces); elsewhere
     it trains it."""
-    from posenc.book.cache import executed_notebook
     from posenc.book.robustness import TRAINING_CHAPTERS, glued_values
     from posenc.experiments import results
     from posenc.lib import reproducibility as rep
@@ -164,13 +178,8 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
     stale_words, same_words = "changed since the file was written", "digit for digit"
     assert stale_words in rep.agreement([(1.0, 0.5)], {}, {}, here, here=here).sentence     # what they write
     assert same_words in rep.agreement([(1.0, 1.0)], {}, {}, here, here=here).sentence
-    executed, _ = book_build
-    assert executed.returncode == 0, "the notebooks did not execute (the test above says why)"
-    glued = {}
-    for notebook in TRAINING_CHAPTERS.values():
-        _, execution = executed_notebook(ROOT / notebook)
-        assert execution is not None, f"{notebook}: the cache holds no execution of it"
-        glued[Path(notebook).with_suffix("").as_posix()] = glued_values(execution)
+    glued = {Path(notebook).with_suffix("").as_posix(): glued_values(executions[Path(notebook)])
+             for notebook in TRAINING_CHAPTERS.values()}
     stale = {chapter: name for chapter, values in glued.items() for name, value in values.items()
              if stale_words in value}
     assert not stale, f"chapters that say their results file is out of date (run make experiments): {stale}"
@@ -186,21 +195,15 @@ def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digi
             assert sentence and same_words in sentence, f"{chapter} glued as {name!r}: {sentence}"
 
 
-def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book_build):
+def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(executions):
     """A cell that glues numbers and shows them (its last line: a number, a tuple, a dict) rounds them to the
     decimals the prose gives them. What this checks: no float of 7 or more decimals, such as 3.1622776601683773,
     and no NumPy scalar's repr (np.float64(1.8), from round() of a NumPy value) in its result, in every cell
     that glues (through posenc.glue or a helper such as chapter 5's glue_all). A value in scientific notation,
     such as a residual of 3e-16 that shows an identity holds to rounding, stays whole."""
-    from posenc.book.cache import executed_notebook
-
-    executed, _ = book_build
-    assert executed.returncode == 0, "the notebooks did not execute (the first test says why)"
     full_precision = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?![\d.eE])")
     bare = []
-    for path in execute.book_notebooks():
-        _, execution = executed_notebook(ROOT / path)
-        assert execution is not None, f"{path}: the cache holds no execution of it"
+    for path, execution in executions.items():
         for cell in execution.cells:
             if cell.cell_type != "code" or "glue" not in cell.source:
                 continue
@@ -208,7 +211,7 @@ def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book
                 shown = output.get("data", {}).get("text/plain", "")
                 if output.get("output_type") == "execute_result" and (full_precision.search(shown)
                                                                       or "np." in shown):
-                    bare.append(f"{Path(path).name} {cell.get('id')}: {shown[:120]}")
+                    bare.append(f"{path.name} {cell.get('id')}: {shown[:120]}")
     assert not bare, ("show the values rounded to the decimals the prose gives them (round(x, 2) of the plain "
                       "number posenc.glue returns), or end the line with ';':\n" + "\n".join(bare))
 
@@ -221,7 +224,7 @@ def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(book
 SHOWN_ONCE_FROM = 45
 
 
-def test_a_sentence_glued_for_the_prose_is_not_also_shown_as_output(book_build):
+def test_a_sentence_glued_for_the_prose_is_not_also_shown_as_output(executions):
     """A cell whose last line glues a sentence would show it as a quoted output right above the prose that shows it
     again; such a line ends with ';' (with echo=True where Colab and `make lab` need the text, which a book build
     does not print: tests/test_glue.py). Neither may the sentence be printed or displayed in the build another way
@@ -229,15 +232,10 @@ def test_a_sentence_glued_for_the_prose_is_not_also_shown_as_output(book_build):
     import ast
     import html
 
-    from posenc.book.cache import executed_notebook
     from posenc.book.style import GLUE_MIME_PREFIX
 
-    executed, _ = book_build
-    assert executed.returncode == 0, "the notebooks did not execute (the first test says why)"
     twice = []
-    for path in execute.book_notebooks():
-        _, execution = executed_notebook(ROOT / path)
-        assert execution is not None, f"{path}: the cache holds no execution of it"
+    for path, execution in executions.items():
         sentences = set()
         for cell in execution.cells:
             for output in cell.get("outputs", []):
@@ -247,7 +245,7 @@ def test_a_sentence_glued_for_the_prose_is_not_also_shown_as_output(book_build):
                 if plain[:1] in "'\"" and plain and len(sentence := ast.literal_eval(plain)) >= SHOWN_ONCE_FROM:
                     sentences.add(sentence)
                     if glue.get("mime_prefix") == "":
-                        twice.append(f"{Path(path).name} {cell.get('id')}: glued with display=True: {sentence[:40]}…")
+                        twice.append(f"{path.name} {cell.get('id')}: glued with display=True: {sentence[:40]}…")
         for cell in execution.cells:
             for output in cell.get("outputs", []):
                 if output.get("metadata", {}).get("scrapbook"):
@@ -255,7 +253,7 @@ def test_a_sentence_glued_for_the_prose_is_not_also_shown_as_output(book_build):
                 data = output.get("data", {})
                 shown = "\n".join([output.get("text", ""), data.get("text/plain", ""), data.get("text/markdown", ""),
                                    html.unescape(data.get("text/html", ""))])
-                twice += [f"{Path(path).name} {cell.get('id')}: {sentence[:60]}…" for sentence in sentences
+                twice += [f"{path.name} {cell.get('id')}: {sentence[:60]}…" for sentence in sentences
                           if sentence in shown or repr(sentence) in shown]
     assert not twice, ("end these lines with ';', and print a sentence only through posenc.glue(..., echo=True), "
                        "which a book build does not print:\n" + "\n".join(twice))
