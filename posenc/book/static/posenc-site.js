@@ -7,6 +7,9 @@
 //      Settings") but was named "Color mode": the name now says the mode too, and follows it.
 // 2. Boxes that scroll sideways (wide equations, tables, code) say so: their content fades out towards the
 //    edge past which it goes on (classes posenc-more-left / posenc-more-right).
+// 3. The theme's left sidebar (the course's title, the search field, the table of contents) is a landmark,
+//    "Course", so that a screen reader's list of landmarks reaches the title and the search field too (axe's
+//    rule region: all content inside landmarks). Only its table of contents was one ("Main").
 (() => {
   "use strict";
 
@@ -32,6 +35,13 @@
     }
   }
 
+  function markSidebar() {
+    for (const sidebar of document.querySelectorAll(".bd-sidebar-primary:not([role])")) {
+      sidebar.setAttribute("role", "complementary");
+      sidebar.setAttribute("aria-label", "Course");
+    }
+  }
+
   const SCROLLERS = "div.math mjx-container, .pst-scrollable-table-container, .table-wrapper, .bd-article pre, .bd-article .output";
 
   function markEdges(box) {
@@ -54,6 +64,7 @@
   }
 
   function start() {
+    markSidebar();
     nameSearchFields();
     nameModeButtons();
     new MutationObserver(nameModeButtons).observe(document.documentElement, {attributes: true, attributeFilter: ["data-mode"]});
