@@ -5,10 +5,10 @@ Most of its pages are the book's page with the solutions taken out and nothing e
 edition's title. For those, this file shows that this is all that differs (``book_page_without_solutions``:
 the same style sheets, scripts and images too) and lets the book's audit of the page stand
 (tests/browser/test_pages.py, which measures the phone's layout before the page's explorers are used, as
-here, and after): axe-core's rules and the layout check find nothing serious on a page with whole blocks
-taken out that they did not find on the whole page, as long as no heading goes inside them and nothing left
-points into them. (The navigation's Solutions caption, a heading of the sidebar, goes; axe-core rates its
-heading rules moderate, below the serious and critical findings that fail.) Those pages' audit tests say
+here, and after): axe-core's rules and the layout check find nothing on a page with whole blocks taken out
+that they did not find on the whole page, as long as no heading goes inside them and nothing left points into
+them. (The navigation's Solutions caption, a heading of the sidebar, goes with its list; the captions left
+are of its level, so the headings' order skips no level it did not skip before.) Those pages' audit tests say
 so as they skip: the book's audit is test_pages.py's, in the same run of the browser tests (run this file
 alone and it is not there). Every other page is opened and audited here, and so is the edition's first page,
 which shows its own title and navigation; without the book's site, every page is.
