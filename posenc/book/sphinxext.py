@@ -8,8 +8,8 @@ Enable it in ``_config.yml``::
 
 It adds the course's own stylesheet and script (``static/posenc-site.css`` and ``posenc-site.js``: link
 colours that pass the contrast check on tinted blocks, accessible names of two theme buttons, the left sidebar
-as a landmark, long inline code that wraps on a phone, a fade on the edge of boxes that scroll sideways), and
-fixes four things in the pages:
+as a landmark, the sidebars' buttons in the article's header made to work, long inline code that wraps on a
+phone, a fade on the edge of boxes that scroll sideways), and fixes four things in the pages:
 
 * Every page carried some inline scripts twice, among them sphinx-thebe's
   ``const THEBE_JS_URL = ...``. The second copy throws "Identifier 'THEBE_JS_URL' has already been

@@ -238,6 +238,36 @@ def test_search_finds_the_pages_that_mention_rotation(site, base_url, new_page):
     assert not tab.errors, tab.errors
 
 
+def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, new_page):
+    """The buttons in the article's header, which did nothing (pydata-sphinx-theme issue #2451: the themes
+    listen on hidden buttons in the top bar; posenc-site.js hands the click on). On a phone each opens its
+    sidebar as a named dialog, which Escape closes, putting the sidebar back; on a wide window the left one
+    hides the sidebar and brings it back."""
+    url = urllib.parse.urljoin(base_url, "notebooks/02_relative_shift.html")
+    tab = new_page()
+    tab.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
+    tab.goto(url, wait_until="load")
+    for side, name, content in (("primary", "Course", "nav.bd-docs-nav"),
+                                ("secondary", "On this page", "#pst-page-toc-nav")):
+        button, dialog = tab.locator(f"button.{side}-toggle.btn"), tab.locator(f"#pst-{side}-sidebar-modal")
+        assert button.is_visible(), f"no visible {side} sidebar button at {audit.PHONE} px"
+        button.click()
+        assert dialog.evaluate("d => d.open"), f"the {side} sidebar's button opens nothing at {audit.PHONE} px"
+        assert dialog.get_attribute("aria-label") == name and dialog.locator(content).is_visible()
+        tab.keyboard.press("Escape")
+        assert not dialog.evaluate("d => d.open") and tab.locator(f"#pst-{side}-sidebar {content}").count() == 1
+    tab.set_viewport_size({"width": audit.WIDE, "height": 900})
+    sidebar, button = tab.locator("#pst-primary-sidebar"), tab.locator("button.primary-toggle.btn")
+    assert sidebar.is_visible() and button.is_visible()
+    button.click()
+    sidebar.wait_for(state="hidden", timeout=5_000)                 # the theme hides it with a transition
+    button.click()
+    sidebar.wait_for(state="visible", timeout=5_000)
+    assert not tab.locator("#pst-primary-sidebar-modal").evaluate("d => d.open")
+    thrown = [error for error in tab.errors if error.startswith("exception:")]   # (the offline test refuses
+    assert not thrown, thrown                                                   # the page's external resources)
+
+
 def _article_text(path: Path) -> str:
     text = path.read_text(encoding="utf-8", errors="replace")
     match = re.search(r"<article[^>]*>(.*)</article>", text, re.S)

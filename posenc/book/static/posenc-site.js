@@ -8,8 +8,14 @@
 // 2. Boxes that scroll sideways (wide equations, tables, code) say so: their content fades out towards the
 //    edge past which it goes on (classes posenc-more-left / posenc-more-right).
 // 3. The theme's left sidebar (the course's title, the search field, the table of contents) is a landmark,
-//    "Course", so that a screen reader's list of landmarks reaches the title and the search field too (axe's
-//    rule region: all content inside landmarks). Only its table of contents was one ("Main").
+//    "Course" (axe's rule region: all content inside landmarks); only its table of contents was one ("Main"),
+//    and the course's title sat outside every landmark. On a phone the theme moves the sidebar's content into
+//    a dialog, named "Course" too; the right sidebar's dialog is named "On this page", as its button is.
+// 4. The sidebars' buttons work. Both themes' scripts listen on the first .primary-toggle and .secondary-toggle
+//    of the page only (pydata-sphinx-theme issue #2451, since 0.17): buttons in the top bar, which this layout
+//    hides. The buttons a reader sees, in the article's header, did nothing: on a phone, the table of contents
+//    could not be opened, nor the page's contents. A click on one of them is handed to the first, so the themes
+//    do what they would: on a wide window the left sidebar hides and comes back, on a phone a dialog opens.
 (() => {
   "use strict";
 
@@ -40,6 +46,24 @@
       sidebar.setAttribute("role", "complementary");
       sidebar.setAttribute("aria-label", "Course");
     }
+    for (const [id, name] of [["pst-primary-sidebar-modal", "Course"], ["pst-secondary-sidebar-modal", "On this page"]]) {
+      const dialog = document.getElementById(id);
+      if (dialog && !dialog.hasAttribute("aria-label")) dialog.setAttribute("aria-label", name);
+    }
+  }
+
+  function forwardSidebarButtons() {
+    for (const selector of [".primary-toggle", ".secondary-toggle"]) {
+      const [first, ...others] = document.querySelectorAll(selector);
+      for (const button of others) {
+        if (button.dataset.posencForwarded) continue;
+        button.dataset.posencForwarded = "1";
+        button.addEventListener("click", (event) => {
+          event.preventDefault();
+          first.click();
+        });
+      }
+    }
   }
 
   const SCROLLERS = "div.math mjx-container, .pst-scrollable-table-container, .table-wrapper, .bd-article pre, .bd-article .output";
@@ -65,6 +89,7 @@
 
   function start() {
     markSidebar();
+    forwardSidebarButtons();
     nameSearchFields();
     nameModeButtons();
     new MutationObserver(nameModeButtons).observe(document.documentElement, {attributes: true, attributeFilter: ["data-mode"]});
