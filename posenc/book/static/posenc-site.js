@@ -10,12 +10,16 @@
 // 3. The theme's left sidebar (the course's title, the search field, the table of contents) is a landmark,
 //    "Course" (axe's rule region: all content inside landmarks); only its table of contents was one ("Main"),
 //    and the course's title sat outside every landmark. On a phone the theme moves the sidebar's content into
-//    a dialog, named "Course" too; the right sidebar's dialog is named "On this page", as its button is.
+//    a dialog, named "Course" too; the right sidebar's dialog is named "On this page".
 // 4. The sidebars' buttons work. Both themes' scripts listen on the first .primary-toggle and .secondary-toggle
 //    of the page only (pydata-sphinx-theme issue #2451, since 0.17): buttons in the top bar, which this layout
 //    hides. The buttons a reader sees, in the article's header, did nothing: on a phone, the table of contents
 //    could not be opened, nor the page's contents. A click on one of them is handed to the first, so the themes
-//    do what they would: on a wide window the left sidebar hides and comes back, on a phone a dialog opens.
+//    do what they would: on a wide window the left sidebar hides and comes back, on a narrower one a dialog
+//    opens. They are named as the hidden ones are ("Site navigation", "On this page"), not "Toggle primary
+//    sidebar". A link followed inside a dialog closes it (the page scrolled behind it, and it stayed open). The
+//    buttons' tooltips, which sphinx-book-theme dismisses after a click on the first button only, are hidden
+//    after a click and when a dialog closes and gives the button its focus back.
 (() => {
   "use strict";
 
@@ -52,17 +56,34 @@
     }
   }
 
+  function hideTooltip(button) {
+    window.bootstrap?.Tooltip?.getInstance(button)?.hide();
+  }
+
   function forwardSidebarButtons() {
+    const buttons = [];
     for (const selector of [".primary-toggle", ".secondary-toggle"]) {
       const [first, ...others] = document.querySelectorAll(selector);
       for (const button of others) {
+        buttons.push(button);
         if (button.dataset.posencForwarded) continue;
         button.dataset.posencForwarded = "1";
+        const name = first.getAttribute("aria-label");
+        if (name) button.setAttribute("aria-label", name);
         button.addEventListener("click", (event) => {
           event.preventDefault();
           first.click();
+          setTimeout(() => hideTooltip(button));
         });
       }
+    }
+    for (const dialog of document.querySelectorAll("#pst-primary-sidebar-modal, #pst-secondary-sidebar-modal")) {
+      if (dialog.dataset.posencWatched) continue;
+      dialog.dataset.posencWatched = "1";
+      dialog.addEventListener("click", (event) => {
+        if (event.target.closest("a[href]")) setTimeout(() => dialog.open && dialog.close());
+      });
+      dialog.addEventListener("close", () => setTimeout(() => buttons.forEach(hideTooltip)));
     }
   }
 
