@@ -19,7 +19,8 @@
 //    opens. They are named as the hidden ones are ("Site navigation", "On this page"), not "Toggle primary
 //    sidebar". A link followed inside a dialog closes it (the page scrolled behind it, and it stayed open). The
 //    buttons' tooltips, which sphinx-book-theme dismisses after a click on the first button only, are hidden
-//    after a click and when a dialog closes and gives the button its focus back.
+//    after a click and when a dialog closes and gives the button its focus back, if they are showing by then:
+//    one still in Bootstrap's 500 ms delay is not cancelled.
 (() => {
   "use strict";
 
