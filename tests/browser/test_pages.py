@@ -182,7 +182,7 @@ def test_page_is_accessible(page, report_of):
     assert_accessible(report_of(page))
 
 
-def test_the_audit_fails_moderate_and_minor_findings_too(browser_context, scratch_url, base_url):
+def test_the_audit_fails_moderate_and_minor_findings_too(new_page, scratch_url, base_url):
     """A page with text outside every landmark (moderate, as the theme's sidebar had) and a table header
     without text (minor, as chapter 4's table had) fails the audit, each finding named."""
     folder, url = scratch_url
@@ -190,13 +190,9 @@ def test_the_audit_fails_moderate_and_minor_findings_too(browser_context, scratc
         '<!DOCTYPE html><html lang="en"><head><title>Outside the landmarks</title></head><body>'
         "<p>Text outside every landmark.</p><main><h1>A page</h1><table><tr><th></th><th>value</th></tr>"
         "<tr><td>seeds</td><td>5</td></tr></table></main></body></html>", encoding="utf-8")
-    tab = browser_context.new_page()
-    try:
-        tab.goto(f"{url}unlandmarked.html", wait_until="load")
-        violations, problem = audit.accessibility(
-            tab, urllib.parse.urljoin(base_url, f"{helpers.AXE_MOUNT}axe.min.js"))
-    finally:
-        tab.close()
+    tab = new_page()
+    tab.goto(f"{url}unlandmarked.html", wait_until="load")
+    violations, problem = audit.accessibility(tab, urllib.parse.urljoin(base_url, f"{helpers.AXE_MOUNT}axe.min.js"))
     assert problem is None, problem
     found = "\n".join(audit.failing(violations))
     assert "moderate region:" in found and "minor empty-table-header:" in found, found

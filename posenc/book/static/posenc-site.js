@@ -67,8 +67,6 @@
       const [first, ...others] = document.querySelectorAll(selector);
       for (const button of others) {
         buttons.push(button);
-        if (button.dataset.posencForwarded) continue;
-        button.dataset.posencForwarded = "1";
         const name = first.getAttribute("aria-label");
         if (name) button.setAttribute("aria-label", name);
         button.addEventListener("click", (event) => {
@@ -79,8 +77,6 @@
       }
     }
     for (const dialog of document.querySelectorAll("#pst-primary-sidebar-modal, #pst-secondary-sidebar-modal")) {
-      if (dialog.dataset.posencWatched) continue;
-      dialog.dataset.posencWatched = "1";
       dialog.addEventListener("click", (event) => {
         if (event.target.closest("a[href]")) setTimeout(() => dialog.open && dialog.close());
       });
