@@ -234,38 +234,93 @@ def test_search_finds_the_pages_that_mention_rotation(site, base_url, new_page):
     assert not tab.errors, tab.errors
 
 
+def _tap(tab, cdp, locator) -> None:
+    """A finger's tap on the middle of ``locator``: touch events, and the click the browser makes of them
+    (Chromium's touch emulation, switched on for this tab through ``cdp``)."""
+    locator.scroll_into_view_if_needed()
+    box = locator.bounding_box()
+    point = {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [point]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
+def _wait_for(tab, condition: str, failure: str) -> None:
+    """Wait up to 5 s for the JavaScript ``condition``; fail with ``failure``, not with playwright's timeout."""
+    try:
+        tab.wait_for_function(f"() => {condition}", timeout=5_000)
+    except Exception as error:                          # playwright's TimeoutError
+        raise AssertionError(failure) from error
+
+
+def _tooltip_shown(tab) -> bool:
+    return tab.locator(".tooltip.show").count() > 0
+
+
 def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, new_page):
     """The buttons in the article's header, which did nothing (pydata-sphinx-theme issue #2451: the themes
-    listen on hidden buttons in the top bar; posenc-site.js hands the click on). On a phone each, clicked or
-    pressed with Enter, opens its sidebar as a named dialog; Escape closes it, puts the sidebar back and gives
-    the button its focus back; a link followed inside closes it too. On a wide window the left one hides the
-    sidebar and brings it back. (A tap on a button is a click. The tooltip that focus brings back, which
-    posenc-site.js hides, is not checked: Bootstrap shows it 500 ms later, so whether it is hidden depends on
-    how long the dialog stayed open.)"""
+    listen on hidden buttons in the top bar; posenc-site.js hands the click on). On a phone each, clicked,
+    tapped or pressed with Enter, opens its sidebar as a named dialog; Escape closes it, puts the sidebar back
+    and gives the button its focus back, with no tooltip coming up over the header; a tooltip says what the
+    button is called. A link to a place on the page, followed from the dialog with Enter, a click or a tap,
+    closes the dialog, brings its heading to the top and gives it the focus (with Enter the theme closed the
+    dialog first and the page stopped short); so does the left dialog's link to the page itself. On a wide
+    window the left button hides the sidebar and brings it back."""
     url = urllib.parse.urljoin(base_url, "notebooks/02_relative_shift.html")
     tab = new_page()
+    cdp = tab.context.new_cdp_session(tab)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
     tab.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
     tab.goto(url, wait_until="load")
     is_open = "d => d.open"
+    press = {"click": lambda target: target.click(), "tap": lambda target: _tap(tab, cdp, target),
+             "Enter": lambda target: (target.focus(), tab.keyboard.press("Enter"))}
     for side, name, label, content in (("primary", "Course", "Site navigation", "nav.bd-docs-nav"),
                                        ("secondary", "On this page", "On this page", "#pst-page-toc-nav")):
         button, dialog = tab.locator(f"button.{side}-toggle.btn"), tab.locator(f"#pst-{side}-sidebar-modal")
         assert button.is_visible(), f"no visible {side} sidebar button at {audit.PHONE} px"
         assert button.get_attribute("aria-label") == label, f"the {side} sidebar's button is not named {label!r}"
-        for press in ("click", "Enter"):
-            button.click() if press == "click" else (button.focus(), tab.keyboard.press("Enter"))
-            assert dialog.evaluate(is_open), f"a {press} on the {side} sidebar's button opens nothing"
+        assert button.get_attribute("data-bs-original-title") == label, (       # (what Bootstrap's tooltip shows)
+            f"the {side} sidebar button's tooltip does not say {label!r}")
+        for how in ("click", "tap", "Enter"):
+            press[how](button)
+            assert dialog.evaluate(is_open), f"a {how} on the {side} sidebar's button opens nothing"
             assert dialog.get_attribute("aria-label") == name, f"the {side} sidebar's dialog is not named {name!r}"
             assert dialog.locator(content).is_visible(), f"the {side} sidebar's dialog does not show {content}"
             tab.keyboard.press("Escape")
             assert not dialog.evaluate(is_open), f"Escape leaves the {side} sidebar's dialog open"
             assert tab.locator(f"#pst-{side}-sidebar {content}").count() == 1, f"the {side} sidebar is not back"
             assert button.evaluate("b => b === document.activeElement"), f"the {side} button lost the focus"
-    button, dialog = tab.locator("button.secondary-toggle.btn"), tab.locator("#pst-secondary-sidebar-modal")
-    button.click()
-    dialog.locator("#pst-page-toc-nav a[href^='#']").last.click()
-    tab.wait_for_function("() => !document.getElementById('pst-secondary-sidebar-modal').open", timeout=5_000)
-    assert tab.evaluate("() => window.scrollY") > 0, "a link of the page's contents did not scroll the page"
+            tab.mouse.move(audit.PHONE / 2, audit.PHONE_HEIGHT - 1)    # (a pointer resting on it shows the tooltip)
+    tab.wait_for_timeout(700)                          # past Bootstrap's 500 ms delay before a tooltip shows
+    assert not _tooltip_shown(tab), "a tooltip came up over the header's button when its dialog closed"
+    button = tab.locator("button.secondary-toggle.btn")
+    links = tab.locator("#pst-secondary-sidebar-modal #pst-page-toc-nav a[href^='#']:visible")
+    padding = tab.evaluate("() => parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop)")
+    for how in ("Enter", "click", "tap"):
+        tab.evaluate("() => window.scrollTo(0, 0)")
+        button.click()
+        tab.wait_for_function("() => document.getElementById('pst-secondary-sidebar-modal')"
+                              ".contains(document.activeElement)")             # (the dialog focuses its first link)
+        link = links.nth(links.count() // 2)
+        place = link.get_attribute("href")[1:]
+        press[how](link)
+        followed = f"a link of the page's contents followed with {how}"
+        _wait_for(tab, "!document.getElementById('pst-secondary-sidebar-modal').open",
+                  f"{followed} leaves the dialog open")
+        _wait_for(tab, f"document.getElementById({place!r}).contains(document.activeElement)",
+                  f"{followed} does not give its heading the focus")
+        top = tab.evaluate(f"() => document.getElementById({place!r}).getBoundingClientRect().top")
+        assert abs(top - padding) <= 2, (
+            f"{followed} leaves its heading at {top:.0f} px from the top, not under the header ({padding:.0f} px)")
+        assert tab.evaluate("() => location.hash") == f"#{place}"
+    assert tab.evaluate("() => window.scrollY") > 1000
+    tab.locator("button.primary-toggle.btn").click()
+    tab.locator("#pst-primary-sidebar-modal a.current[href='#']").first.click()
+    followed = "the link to this page in the table of contents"
+    _wait_for(tab, "!document.getElementById('pst-primary-sidebar-modal').open", f"{followed} leaves the dialog open")
+    _wait_for(tab, "document.activeElement.matches('.bd-article h1')", f"{followed} does not give the title the focus")
+    top = tab.evaluate("() => document.querySelector('.bd-article h1').getBoundingClientRect().top")
+    assert 0 <= top <= padding + 2, f"the link to this page leaves its title at {top:.0f} px from the top"
     tab.set_viewport_size({"width": audit.WIDE, "height": 900})
     sidebar, button = tab.locator("#pst-primary-sidebar"), tab.locator("button.primary-toggle.btn")
     assert sidebar.is_visible() and button.is_visible(), f"no left sidebar or no button for it at {audit.WIDE} px"

@@ -17,10 +17,11 @@
 //    could not be opened, nor the page's contents. A click on one of them is handed to the first, so the themes
 //    do what they would: on a wide window the left sidebar hides and comes back, on a narrower one a dialog
 //    opens. They are named as the hidden ones are ("Site navigation", "On this page"), not "Toggle primary
-//    sidebar". A link followed inside a dialog closes it (the page scrolled behind it, and it stayed open). The
-//    buttons' tooltips, which sphinx-book-theme dismisses after a click on the first button only, are hidden
-//    after a click and when a dialog closes and gives the button its focus back, if they are showing by then:
-//    one still in Bootstrap's 500 ms delay is not cancelled.
+//    sidebar", and their tooltips say so too. Their tooltips do not come up over the header when a dialog
+//    closes and gives the button its focus back (sphinx-book-theme dismisses the first button's only).
+// 5. A link followed inside a dialog closes it (the page scrolled behind it, and it stayed open). A link to a
+//    place on the page, followed with Enter, a click or a tap, brings its heading under the header and gives
+//    it the focus: with Enter, the theme closed the dialog at once and the page stopped short.
 (() => {
   "use strict";
 
@@ -57,30 +58,97 @@
     }
   }
 
-  function hideTooltip(button) {
-    window.bootstrap?.Tooltip?.getInstance(button)?.hide();
+  // The visible buttons' tooltips. sphinx-book-theme dismisses the tooltip after a click on the first button
+  // only. Here a click turns the button's tooltip off (Bootstrap's hide() leaves a tooltip still in its 500 ms
+  // delay to appear, over the header, when the dialog gives the button its focus back); it is on again once
+  // the pointer or the focus leaves the button, or the pointer comes back, with no dialog open.
+  function tooltipOf(button) {
+    return window.bootstrap?.Tooltip?.getInstance(button);
+  }
+
+  function nameTooltip(button, name) {
+    // Bootstrap moves the title into data-bs-original-title when it makes the tooltip: set whichever is there.
+    button.setAttribute(button.hasAttribute("title") ? "title" : "data-bs-original-title", name);
+  }
+
+  function quietTooltip(button) {
+    tooltipOf(button)?.disable();
+    tooltipOf(button)?.hide();
+  }
+
+  const SIDEBAR_DIALOGS = "#pst-primary-sidebar-modal, #pst-secondary-sidebar-modal";
+
+  function wakeTooltipLater(button) {
+    for (const type of ["mouseenter", "mouseleave", "focusout"]) {
+      button.addEventListener(type, () => {
+        const dialogs = [...document.querySelectorAll(SIDEBAR_DIALOGS)];
+        if (!dialogs.some((dialog) => dialog.open)) tooltipOf(button)?.enable();
+      });
+    }
+  }
+
+  // A link followed from a dialog. To another page: the dialog is closed behind it (going back would find it
+  // open). To a place on this page: the theme closes the dialog at once when the link is followed with Enter
+  // (its backdrop handler takes the key's click, at (0, 0), for one outside the dialog), and then gives the
+  // button its focus back, so the page stopped short of the heading and the next Tab went back to the top.
+  // Here the dialog is closed first; once the theme has put the sidebar back, the page goes to the heading,
+  // which takes the focus.
+  function isPlainClick(event) {
+    return event.button === 0 && !(event.ctrlKey || event.metaKey || event.shiftKey || event.altKey);
+  }
+
+  function placeOnThisPage(link) {
+    const elsewhere = link.origin !== location.origin || link.pathname !== location.pathname
+      || link.search !== location.search;
+    if (elsewhere) return null;
+    if (!link.getAttribute("href").includes("#")) return null;
+    const id = decodeURIComponent(link.hash.slice(1));
+    return id ? document.getElementById(id) : document.querySelector(".bd-article h1") || document.body;
+  }
+
+  function goTo(place, hash) {
+    if (hash && location.hash !== hash) location.hash = hash;
+    const heading = place.matches("h1, h2, h3, h4, h5, h6") ? place
+      : place.querySelector(":scope > h1, :scope > h2, :scope > h3, :scope > h4, :scope > h5, :scope > h6") || place;
+    if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+    place.scrollIntoView();
+    heading.focus({preventScroll: true});
+  }
+
+  function followLinksOutOfDialogs() {
+    for (const dialog of document.querySelectorAll(SIDEBAR_DIALOGS)) {
+      dialog.addEventListener("click", (event) => {
+        const link = event.target.closest("a[href]");
+        if (!link || !dialog.open || event.defaultPrevented || !isPlainClick(event)) return;
+        const place = placeOnThisPage(link);
+        if (!place) {
+          setTimeout(() => dialog.open && dialog.close());
+          return;
+        }
+        event.preventDefault();
+        event.stopPropagation();
+        dialog.addEventListener("close", () => setTimeout(() => goTo(place, link.hash)), {once: true});
+        dialog.close();
+      }, true);
+    }
   }
 
   function forwardSidebarButtons() {
-    const buttons = [];
     for (const selector of [".primary-toggle", ".secondary-toggle"]) {
       const [first, ...others] = document.querySelectorAll(selector);
       for (const button of others) {
-        buttons.push(button);
         const name = first.getAttribute("aria-label");
-        if (name) button.setAttribute("aria-label", name);
+        if (name) {
+          button.setAttribute("aria-label", name);
+          nameTooltip(button, name);
+        }
         button.addEventListener("click", (event) => {
           event.preventDefault();
+          quietTooltip(button);
           first.click();
-          setTimeout(() => hideTooltip(button));
         });
+        wakeTooltipLater(button);
       }
-    }
-    for (const dialog of document.querySelectorAll("#pst-primary-sidebar-modal, #pst-secondary-sidebar-modal")) {
-      dialog.addEventListener("click", (event) => {
-        if (event.target.closest("a[href]")) setTimeout(() => dialog.open && dialog.close());
-      });
-      dialog.addEventListener("close", () => setTimeout(() => buttons.forEach(hideTooltip)));
     }
   }
 
@@ -108,6 +176,7 @@
   function start() {
     markSidebar();
     forwardSidebarButtons();
+    followLinksOutOfDialogs();
     nameSearchFields();
     nameModeButtons();
     new MutationObserver(nameModeButtons).observe(document.documentElement, {attributes: true, attributeFilter: ["data-mode"]});
