@@ -217,8 +217,8 @@ def test_a_number_glued_for_the_prose_is_shown_rounded_where_it_is_computed(exec
 
 
 # Characters: a glued value this long is a phrase or a sentence for the prose, which must not be shown again as
-# output. The values the chapters show where they compute them (a number, "0.051 to 0.067", a list of grid sizes)
-# have 40 or fewer; the phrases and sentences glued for the prose 49 or more. Shorter ones (such as
+# output. The short values glued for the prose (a number, a range such as "0.051 to 0.067", a list of grid sizes)
+# have 40 or fewer; the phrases and sentences 49 or more. Shorter ones (such as
 # chapter 6's `live_never`, chapter 5's `live_steep_gain` and the "N seeds, created ..." notes) are kept out of
 # the output by hand.
 SHOWN_ONCE_FROM = 45
