@@ -260,11 +260,13 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
     """The buttons in the article's header, which did nothing (pydata-sphinx-theme issue #2451: the themes
     listen on hidden buttons in the top bar; posenc-site.js hands the click on). On a phone each, clicked,
     tapped or pressed with Enter, opens its sidebar as a named dialog; Escape closes it, puts the sidebar back
-    and gives the button its focus back, with no tooltip coming up over the header; a tooltip says what the
-    button is called. A link to a place on the page, followed from the dialog with Enter, a click or a tap,
-    closes the dialog, brings its heading to the top and gives it the focus (with Enter the theme closed the
-    dialog first and the page stopped short); so does the left dialog's link to the page itself. On a wide
-    window the left button hides the sidebar and brings it back."""
+    and gives the button its focus back, with no tooltip coming up over the header; the tooltip says what the
+    button is called, and comes back when the pointer does. A link to a place on the page, followed from the
+    dialog with Enter, a click or a tap, closes the dialog, brings its heading to the top and gives it the
+    focus (with Enter the theme closed the dialog first and the page stopped short); so does the left dialog's
+    link to the page itself. A link opened in a new tab (Ctrl with a click or Enter) leaves the dialog open; a
+    link to another page closes it (else Back could bring the page back from the browser's cache with the
+    dialog open). On a wide window the left button hides the sidebar and brings it back."""
     url = urllib.parse.urljoin(base_url, "notebooks/02_relative_shift.html")
     tab = new_page()
     cdp = tab.context.new_cdp_session(tab)
@@ -293,14 +295,36 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
             tab.mouse.move(audit.PHONE / 2, audit.PHONE_HEIGHT - 1)    # (a pointer resting on it shows the tooltip)
     tab.wait_for_timeout(700)                          # past Bootstrap's 500 ms delay before a tooltip shows
     assert not _tooltip_shown(tab), "a tooltip came up over the header's button when its dialog closed"
+    button.click()
+    tab.keyboard.press("Escape")                       # the pointer rests on the button as the dialog closes
+    tab.wait_for_timeout(700)
+    assert not _tooltip_shown(tab), "a tooltip came up under the pointer resting on the button as its dialog closed"
+    tab.mouse.move(audit.PHONE / 2, audit.PHONE_HEIGHT - 1)
+    button.hover()
+    _wait_for(tab, "document.querySelector('.tooltip.show')",
+              "the tooltip of a button whose dialog has closed does not come back under the pointer")
     button = tab.locator("button.secondary-toggle.btn")
     links = tab.locator("#pst-secondary-sidebar-modal #pst-page-toc-nav a[href^='#']:visible")
     padding = tab.evaluate("() => parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop)")
+    opened_in_the_dialog = ("() => document.getElementById('pst-secondary-sidebar-modal')"
+                            ".contains(document.activeElement)")             # (the dialog focuses its first link)
+    button.click()
+    tab.wait_for_function(opened_in_the_dialog)
+    for how in ("click", "Enter"):
+        try:
+            with tab.context.expect_page(timeout=5_000) as new_tab:
+                links.first.click(modifiers=["Control"]) if how == "click" else (links.first.focus(),
+                                                                                tab.keyboard.press("Control+Enter"))
+        except Exception as error:                      # playwright's TimeoutError
+            raise AssertionError(f"a link of the dialog opens no new tab with Ctrl and {how}") from error
+        new_tab.value.close()
+        assert tab.locator("#pst-secondary-sidebar-modal").evaluate(is_open), (
+            f"a link opened in a new tab with Ctrl and {how} closes the dialog")
+    tab.keyboard.press("Escape")
     for how in ("Enter", "click", "tap"):
         tab.evaluate("() => window.scrollTo(0, 0)")
         button.click()
-        tab.wait_for_function("() => document.getElementById('pst-secondary-sidebar-modal')"
-                              ".contains(document.activeElement)")             # (the dialog focuses its first link)
+        tab.wait_for_function(opened_in_the_dialog)
         link = links.nth(links.count() // 2)
         place = link.get_attribute("href")[1:]
         press[how](link)
@@ -312,8 +336,8 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
         top = tab.evaluate(f"() => document.getElementById({place!r}).getBoundingClientRect().top")
         assert abs(top - padding) <= 2, (
             f"{followed} leaves its heading at {top:.0f} px from the top, not under the header ({padding:.0f} px)")
-        assert tab.evaluate("() => location.hash") == f"#{place}"
-    assert tab.evaluate("() => window.scrollY") > 1000
+        assert tab.evaluate("() => location.hash") == f"#{place}", f"{followed} does not put #{place} in the address"
+    assert tab.evaluate("() => window.scrollY") > 1000, "(the page should be scrolled down for the next check)"
     tab.locator("button.primary-toggle.btn").click()
     tab.locator("#pst-primary-sidebar-modal a.current[href='#']").first.click()
     followed = "the link to this page in the table of contents"
@@ -321,6 +345,13 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
     _wait_for(tab, "document.activeElement.matches('.bd-article h1')", f"{followed} does not give the title the focus")
     top = tab.evaluate("() => document.querySelector('.bd-article h1').getBoundingClientRect().top")
     assert 0 <= top <= padding + 2, f"the link to this page leaves its title at {top:.0f} px from the top"
+    assert tab.evaluate("() => location.hash") == "", f"{followed} leaves the place followed before in the address"
+    tab.locator("button.primary-toggle.btn").click()
+    # The page is kept from loading, as if it took its time or Back brought this one back from the browser's cache.
+    tab.evaluate("() => window.addEventListener('click', (event) => event.preventDefault(), {once: true})")
+    tab.locator("#pst-primary-sidebar-modal nav.bd-docs-nav a[href$='.html']").first.click()
+    _wait_for(tab, "!document.getElementById('pst-primary-sidebar-modal').open",
+              "a link to another page followed from the dialog leaves it open behind the page it loads")
     tab.set_viewport_size({"width": audit.WIDE, "height": 900})
     sidebar, button = tab.locator("#pst-primary-sidebar"), tab.locator("button.primary-toggle.btn")
     assert sidebar.is_visible() and button.is_visible(), f"no left sidebar or no button for it at {audit.WIDE} px"

@@ -58,10 +58,14 @@
     }
   }
 
-  // The visible buttons' tooltips. sphinx-book-theme dismisses the tooltip after a click on the first button
-  // only. Here a click turns the button's tooltip off (Bootstrap's hide() leaves a tooltip still in its 500 ms
-  // delay to appear, over the header, when the dialog gives the button its focus back); it is on again once
-  // the pointer or the focus leaves the button, or the pointer comes back, with no dialog open.
+  // The visible buttons' tooltips (Bootstrap's, shown 500 ms after the pointer or the focus comes onto the
+  // button; sphinx-book-theme dismisses the first button's only). A click turns the button's tooltip off: a tap
+  // counts as the pointer coming onto the button, and hide() does not cancel a tooltip still in its delay, which
+  // then came up over the header, behind the dialog, and stayed. The focus a closing dialog gives back to the
+  // button is kept from Bootstrap, which would show the tooltip for it and keep it while the button has the
+  // focus. The tooltip is on again a little after the dialog has closed (so neither a tooltip asked for before
+  // nor one for a pointer resting on the button comes up), or once the pointer leaves the button, or, on a wide
+  // window where no dialog opens, once the pointer or the focus leaves it.
   function tooltipOf(button) {
     return window.bootstrap?.Tooltip?.getInstance(button);
   }
@@ -71,19 +75,47 @@
     button.setAttribute(button.hasAttribute("title") ? "title" : "data-bs-original-title", name);
   }
 
+  const SIDEBAR_DIALOGS = "#pst-primary-sidebar-modal, #pst-secondary-sidebar-modal";
+  const TOOLTIP_DELAY = 500;       // ms before a tooltip shows (pydata-sphinx-theme's bootstrap.js, TriggerTooltip)
+  const waking = new Map();        // button -> the timer that turns its tooltip on again
+
+  function anyDialogOpen() {
+    return [...document.querySelectorAll(SIDEBAR_DIALOGS)].some((dialog) => dialog.open);
+  }
+
   function quietTooltip(button) {
+    clearTimeout(waking.get(button));
+    waking.delete(button);
     tooltipOf(button)?.disable();
     tooltipOf(button)?.hide();
   }
 
-  const SIDEBAR_DIALOGS = "#pst-primary-sidebar-modal, #pst-secondary-sidebar-modal";
+  function wakeTooltip(button, after = 0) {
+    if (!after && waking.has(button)) return;              // a later turn on is pending: it stands
+    clearTimeout(waking.get(button));
+    waking.set(button, setTimeout(() => {
+      waking.delete(button);
+      if (!anyDialogOpen() && !button.matches(":hover")) tooltipOf(button)?.enable();   // else on leaving it
+    }, after));
+  }
 
-  function wakeTooltipLater(button) {
-    for (const type of ["mouseenter", "mouseleave", "focusout"]) {
-      button.addEventListener(type, () => {
-        const dialogs = [...document.querySelectorAll(SIDEBAR_DIALOGS)];
-        if (!dialogs.some((dialog) => dialog.open)) tooltipOf(button)?.enable();
-      });
+  function wakeTooltips(buttons) {
+    for (const button of buttons) {
+      for (const type of ["mouseleave", "focusout"]) {
+        button.addEventListener(type, () => anyDialogOpen() || wakeTooltip(button));
+      }
+    }
+    // The focus a closing dialog gives back (the browser's, then the theme's) comes from inside the dialog.
+    document.addEventListener("focusin", (event) => {
+      if (buttons.includes(event.target) && event.relatedTarget?.closest?.(SIDEBAR_DIALOGS)) {
+        event.stopImmediatePropagation();
+      }
+    }, true);
+    // On again past the delay of a tooltip asked for before the dialog closed (a tap's) or as it closed (the
+    // browser tells the button that a pointer resting on it has come back, about 150 ms later): until then such
+    // a tooltip is refused; with the pointer still on the button, it is on again once the pointer leaves.
+    for (const dialog of document.querySelectorAll(SIDEBAR_DIALOGS)) {
+      dialog.addEventListener("close", () => buttons.forEach((button) => wakeTooltip(button, TOOLTIP_DELAY + 100)));
     }
   }
 
@@ -100,14 +132,20 @@
   function placeOnThisPage(link) {
     const elsewhere = link.origin !== location.origin || link.pathname !== location.pathname
       || link.search !== location.search;
-    if (elsewhere) return null;
-    if (!link.getAttribute("href").includes("#")) return null;
-    const id = decodeURIComponent(link.hash.slice(1));
-    return id ? document.getElementById(id) : document.querySelector(".bd-article h1") || document.body;
+    if (elsewhere || !link.getAttribute("href").includes("#")) return null;
+    const fragment = link.hash.slice(1);
+    if (!fragment) return document.querySelector(".bd-article h1") || document.body;   // "#": the page's top
+    let decoded = fragment;
+    try {
+      decoded = decodeURIComponent(fragment);
+    } catch {
+      // a stray "%": the browser looks the fragment up as it is
+    }
+    return document.getElementById(fragment) || document.getElementById(decoded);
   }
 
   function goTo(place, hash) {
-    if (hash && location.hash !== hash) location.hash = hash;
+    if (location.hash !== hash) location.hash = hash;        // "" for "#": the page's address loses its old place
     const heading = place.matches("h1, h2, h3, h4, h5, h6") ? place
       : place.querySelector(":scope > h1, :scope > h2, :scope > h3, :scope > h4, :scope > h5, :scope > h6") || place;
     if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
@@ -119,7 +157,13 @@
     for (const dialog of document.querySelectorAll(SIDEBAR_DIALOGS)) {
       dialog.addEventListener("click", (event) => {
         const link = event.target.closest("a[href]");
-        if (!link || !dialog.open || event.defaultPrevented || !isPlainClick(event)) return;
+        if (!link || !dialog.open || event.defaultPrevented) return;
+        if (!isPlainClick(event)) {
+          // Opened elsewhere (a new tab or window): the dialog stays. Ctrl+Enter's click comes at (0, 0), which
+          // the theme's backdrop handler would take for a click outside the dialog.
+          event.stopPropagation();
+          return;
+        }
         const place = placeOnThisPage(link);
         if (!place) {
           setTimeout(() => dialog.open && dialog.close());
@@ -134,6 +178,7 @@
   }
 
   function forwardSidebarButtons() {
+    const buttons = [];
     for (const selector of [".primary-toggle", ".secondary-toggle"]) {
       const [first, ...others] = document.querySelectorAll(selector);
       for (const button of others) {
@@ -147,9 +192,10 @@
           quietTooltip(button);
           first.click();
         });
-        wakeTooltipLater(button);
+        buttons.push(button);
       }
     }
+    wakeTooltips(buttons);
   }
 
   const SCROLLERS = "div.math mjx-container, .pst-scrollable-table-container, .table-wrapper, .bd-article pre, .bd-article .output";
