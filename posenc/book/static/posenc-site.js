@@ -61,11 +61,10 @@
   // The visible buttons' tooltips (Bootstrap's, shown 500 ms after the pointer or the focus comes onto the
   // button; sphinx-book-theme dismisses the first button's only). A click turns the button's tooltip off: a tap
   // counts as the pointer coming onto the button, and hide() does not cancel a tooltip still in its delay, which
-  // then came up over the header, behind the dialog, and stayed. The focus a closing dialog gives back to the
-  // button is kept from Bootstrap, which would show the tooltip for it and keep it while the button has the
-  // focus. The tooltip is on again a little after the dialog has closed (so neither a tooltip asked for before
-  // nor one for a pointer resting on the button comes up), or once the pointer leaves the button, or, on a wide
-  // window where no dialog opens, once the pointer or the focus leaves it.
+  // then came up over the header, behind the dialog, and stayed; so did the one asked for by the focus a
+  // closing dialog gives back to the button, and it stayed while the button had the focus. The tooltip is on
+  // again a little after the click, or, where a dialog opened, after it closed, so that no tooltip asked for
+  // before comes up, even under a pointer resting on the button.
   function tooltipOf(button) {
     return window.bootstrap?.Tooltip?.getInstance(button);
   }
@@ -76,26 +75,40 @@
   }
 
   const SIDEBAR_DIALOGS = "#pst-primary-sidebar-modal, #pst-secondary-sidebar-modal";
-  const TOOLTIP_DELAY = 500;       // ms before a tooltip shows (pydata-sphinx-theme's bootstrap.js, TriggerTooltip)
+  const TOOLTIP_DELAY = 500;       // ms before a tooltip shows: pydata-sphinx-theme's TriggerTooltip (bootstrap.js)
   const waking = new Map();        // button -> the timer that turns its tooltip on again
 
   function anyDialogOpen() {
     return [...document.querySelectorAll(SIDEBAR_DIALOGS)].some((dialog) => dialog.open);
   }
 
+  const quieted = new Set();      // buttons whose tooltip a click has turned off
+
   function quietTooltip(button) {
     clearTimeout(waking.get(button));
     waking.delete(button);
+    quieted.add(button);
     tooltipOf(button)?.disable();
     tooltipOf(button)?.hide();
   }
 
+  // On again past the delay of any tooltip asked for by then, which is refused: after a click (a tap's, or one
+  // the pointer asked for just before: on a wide window the page moves under it as the sidebar hides) and after
+  // a dialog closes (for a pointer resting on the button, the browser tells the button about 150 ms later). A
+  // pointer or the focus leaving the button turns it on at once, unless a later turn on is pending. It comes
+  // back as a new tooltip: Bootstrap's would remember the pointer or the focus it was told of while it was off,
+  // and would not show again until both had left.
+  const LATER = TOOLTIP_DELAY + 100;
+
   function wakeTooltip(button, after = 0) {
-    if (!after && waking.has(button)) return;              // a later turn on is pending: it stands
+    if (!quieted.has(button) || (!after && waking.has(button))) return;
     clearTimeout(waking.get(button));
     waking.set(button, setTimeout(() => {
       waking.delete(button);
-      if (!anyDialogOpen() && !button.matches(":hover")) tooltipOf(button)?.enable();   // else on leaving it
+      if (anyDialogOpen() || !window.bootstrap?.Tooltip) return;
+      quieted.delete(button);
+      tooltipOf(button)?.dispose();
+      new window.bootstrap.Tooltip(button, {delay: {show: TOOLTIP_DELAY, hide: 100}});   // as the theme makes it
     }, after));
   }
 
@@ -105,17 +118,8 @@
         button.addEventListener(type, () => anyDialogOpen() || wakeTooltip(button));
       }
     }
-    // The focus a closing dialog gives back (the browser's, then the theme's) comes from inside the dialog.
-    document.addEventListener("focusin", (event) => {
-      if (buttons.includes(event.target) && event.relatedTarget?.closest?.(SIDEBAR_DIALOGS)) {
-        event.stopImmediatePropagation();
-      }
-    }, true);
-    // On again past the delay of a tooltip asked for before the dialog closed (a tap's) or as it closed (the
-    // browser tells the button that a pointer resting on it has come back, about 150 ms later): until then such
-    // a tooltip is refused; with the pointer still on the button, it is on again once the pointer leaves.
     for (const dialog of document.querySelectorAll(SIDEBAR_DIALOGS)) {
-      dialog.addEventListener("close", () => buttons.forEach((button) => wakeTooltip(button, TOOLTIP_DELAY + 100)));
+      dialog.addEventListener("close", () => buttons.forEach((button) => wakeTooltip(button, LATER)));
     }
   }
 
@@ -191,6 +195,7 @@
           event.preventDefault();
           quietTooltip(button);
           first.click();
+          wakeTooltip(button, LATER);
         });
         buttons.push(button);
       }
