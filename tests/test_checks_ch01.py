@@ -383,9 +383,12 @@ def test_q1_python_loop_passes_with_a_note_about_speed(solution):
     with heap_of_a_fresh_kernel():
         result = EXERCISES.question("q1").grade(with_submission(solution, LOOP))
     assert result.status == PASSED
-    assert "its time grows with the size of the work as a Python loop's does" in result.message, result.line()
-    assert re.search(r"sinusoidal_encoding\(n_positions=50[012], d_model=128\) took", result.message), result.line()
-    assert "vectorised" in result.message
+    # Whether the note comes depends on this machine's CPU times, which a loaded machine can squeeze (twice on
+    # 2026-11-28, load average 5 to 7): its wording is checked here when it comes, its rule from fixed timings below.
+    if result.message != "correct":
+        assert "its time grows with the size of the work as a Python loop's does" in result.message, result.line()
+        assert re.search(r"sinusoidal_encoding\(n_positions=50[012], d_model=128\) took", result.message), result.line()
+        assert "vectorised" in result.message
 
 
 def _judged_with_timings(cpu_seconds: list[float]):
