@@ -263,10 +263,12 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
     and gives the button its focus back, with no tooltip coming up over the header; the tooltip says what the
     button is called, and comes back when the pointer does. A link to a place on the page, followed from the
     dialog with Enter, a click or a tap, closes the dialog, brings its heading to the top and gives it the
-    focus (with Enter the theme closed the dialog first and the page stopped short); so does the left dialog's
-    link to the page itself. A link opened in a new tab (Ctrl with a click or Enter) leaves the dialog open; a
-    link to another page closes it (else Back could bring the page back from the browser's cache with the
-    dialog open). On a wide window the left button hides the sidebar and brings it back."""
+    focus (with Enter the theme closed the dialog first and the page stopped short); so do Meta with a click
+    (Linux's and Windows' Meta key follows a link in the same tab), links to places whose names hold a '%' or
+    escaped UTF-8, and the left dialog's link to the page itself. A link opened in a new tab (Ctrl with a click
+    or Enter) leaves the dialog open; a link to another page closes it (else Back could bring the page back
+    from the browser's cache with the dialog open). On a wide window the left button hides the sidebar and
+    brings it back, with no tooltip left where the button was."""
     url = urllib.parse.urljoin(base_url, "notebooks/02_relative_shift.html")
     tab = new_page()
     cdp = tab.context.new_cdp_session(tab)
@@ -274,8 +276,11 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
     tab.set_viewport_size({"width": audit.PHONE, "height": audit.PHONE_HEIGHT})
     tab.goto(url, wait_until="load")
     is_open = "d => d.open"
+    away = (audit.PHONE / 2, audit.PHONE_HEIGHT - 1)   # a place for the pointer off the header's buttons
     press = {"click": lambda target: target.click(), "tap": lambda target: _tap(tab, cdp, target),
-             "Enter": lambda target: (target.focus(), tab.keyboard.press("Enter"))}
+             "Enter": lambda target: (target.focus(), tab.keyboard.press("Enter")),
+             # (Meta, the Windows or Super key, follows a link in the same tab on Linux; Cmd opens a new one on a Mac)
+             "Meta and a click": lambda target: target.click(modifiers=["Meta"])}
     for side, name, label, content in (("primary", "Course", "Site navigation", "nav.bd-docs-nav"),
                                        ("secondary", "On this page", "On this page", "#pst-page-toc-nav")):
         button, dialog = tab.locator(f"button.{side}-toggle.btn"), tab.locator(f"#pst-{side}-sidebar-modal")
@@ -292,17 +297,28 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
             assert not dialog.evaluate(is_open), f"Escape leaves the {side} sidebar's dialog open"
             assert tab.locator(f"#pst-{side}-sidebar {content}").count() == 1, f"the {side} sidebar is not back"
             assert button.evaluate("b => b === document.activeElement"), f"the {side} button lost the focus"
-            tab.mouse.move(audit.PHONE / 2, audit.PHONE_HEIGHT - 1)    # (a pointer resting on it shows the tooltip)
+            tab.mouse.move(*away)                                      # (the pointer moved off the button)
     tab.wait_for_timeout(700)                          # past Bootstrap's 500 ms delay before a tooltip shows
     assert not _tooltip_shown(tab), "a tooltip came up over the header's button when its dialog closed"
     button.click()
     tab.keyboard.press("Escape")                       # the pointer rests on the button as the dialog closes
     tab.wait_for_timeout(700)
     assert not _tooltip_shown(tab), "a tooltip came up under the pointer resting on the button as its dialog closed"
-    tab.mouse.move(audit.PHONE / 2, audit.PHONE_HEIGHT - 1)
+    tab.mouse.move(*away)
+    tab.wait_for_timeout(300)                          # (the pointer's leaving turns the tooltip on; then back)
     button.hover()
     _wait_for(tab, "document.querySelector('.tooltip.show')",
               "the tooltip of a button whose dialog has closed does not come back under the pointer")
+    tab.mouse.move(*away)
+    button.focus()
+    tab.keyboard.press("Enter")
+    tab.wait_for_timeout(900)                          # open longer than the click keeps the tooltip off
+    tab.keyboard.press("Escape")                       # the focus goes back to the button, the pointer stays away
+    tab.wait_for_timeout(700)
+    assert not _tooltip_shown(tab), "a tooltip came up over the header's button when its dialog closed"
+    button.hover()
+    _wait_for(tab, "document.querySelector('.tooltip.show')",
+              "the tooltip of a button whose dialog stayed open a while does not come back under the pointer")
     button = tab.locator("button.secondary-toggle.btn")
     links = tab.locator("#pst-secondary-sidebar-modal #pst-page-toc-nav a[href^='#']:visible")
     padding = tab.evaluate("() => parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop)")
@@ -321,14 +337,15 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
         assert tab.locator("#pst-secondary-sidebar-modal").evaluate(is_open), (
             f"a link opened in a new tab with Ctrl and {how} closes the dialog")
     tab.keyboard.press("Escape")
-    for how in ("Enter", "click", "tap"):
+
+    def follow_from_the_contents(pick, how: str, followed: str) -> str:
+        """Open the page's contents from the top of the page and follow the link ``pick()`` gives (with the
+        place it names) with ``how``: the dialog closes and the place's heading, under the header, has the focus."""
         tab.evaluate("() => window.scrollTo(0, 0)")
         button.click()
         tab.wait_for_function(opened_in_the_dialog)
-        link = links.nth(links.count() // 2)
-        place = link.get_attribute("href")[1:]
+        link, place = pick()
         press[how](link)
-        followed = f"a link of the page's contents followed with {how}"
         _wait_for(tab, "!document.getElementById('pst-secondary-sidebar-modal').open",
                   f"{followed} leaves the dialog open")
         _wait_for(tab, f"document.getElementById({place!r}).contains(document.activeElement)",
@@ -336,7 +353,37 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
         top = tab.evaluate(f"() => document.getElementById({place!r}).getBoundingClientRect().top")
         assert abs(top - padding) <= 2, (
             f"{followed} leaves its heading at {top:.0f} px from the top, not under the header ({padding:.0f} px)")
+        return place
+
+    def a_middle_link():
+        link = links.nth(links.count() // 2)
+        return link, link.get_attribute("href")[1:]
+
+    for how in ("Enter", "click", "tap", "Meta and a click"):
+        followed = f"a link of the page's contents followed with {how}"
+        place = follow_from_the_contents(a_middle_link, how, followed)
         assert tab.evaluate("() => location.hash") == f"#{place}", f"{followed} does not put #{place} in the address"
+    # Places whose names hold a '%': the browser finds an id as the link writes it, or with each %XX decoded.
+    tab.evaluate("""() => {
+        const before = document.querySelector('.bd-article section section');
+        const list = document.querySelector('#pst-page-toc-nav ul');
+        for (const [id, href] of [['100%-sure', '#100%-sure'], ['x%25y', '#x%25y'], ['caf\u00e9-50%', '#caf\u00e9-50%']]) {
+            const section = document.createElement('section');
+            section.id = id;
+            section.innerHTML = `<h2>Place ${id}</h2><p>${'A paragraph. '.repeat(40)}</p>`;
+            before.before(section);
+            list.insertAdjacentHTML('beforeend', `<li class="toc-h2 nav-item toc-entry"></li>`);
+            const link = Object.assign(document.createElement('a'), {className: 'reference internal nav-link',
+                                                                     textContent: `Place ${id}`});
+            link.setAttribute('href', href);
+            list.lastElementChild.append(link);
+        }
+    }""")
+    for place in ("100%-sure", "x%25y", "café-50%"):
+        follow_from_the_contents(
+            lambda: (tab.locator("#pst-secondary-sidebar-modal a.nav-link", has_text=f"Place {place}"), place),
+            "click", f"the link to the place {place!r}")
+    tab.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight / 2)")
     assert tab.evaluate("() => window.scrollY") > 1000, "(the page should be scrolled down for the next check)"
     tab.locator("button.primary-toggle.btn").click()
     tab.locator("#pst-primary-sidebar-modal a.current[href='#']").first.click()
@@ -355,8 +402,11 @@ def test_the_sidebar_buttons_a_reader_sees_open_and_hide_the_sidebars(base_url, 
     tab.set_viewport_size({"width": audit.WIDE, "height": 900})
     sidebar, button = tab.locator("#pst-primary-sidebar"), tab.locator("button.primary-toggle.btn")
     assert sidebar.is_visible() and button.is_visible(), f"no left sidebar or no button for it at {audit.WIDE} px"
-    button.click()
+    button.click()                                     # (the pointer comes onto the button and clicks at once)
     sidebar.wait_for(state="hidden", timeout=5_000)                 # the theme hides it with a transition
+    tab.wait_for_timeout(700)
+    assert not _tooltip_shown(tab), (
+        f"a tooltip came up where the button was, after a quick click hid the sidebar at {audit.WIDE} px")
     button.click()
     sidebar.wait_for(state="visible", timeout=5_000)
     assert not tab.locator("#pst-primary-sidebar-modal").evaluate(is_open), f"a dialog opened at {audit.WIDE} px"

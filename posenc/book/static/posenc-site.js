@@ -129,8 +129,22 @@
   // button its focus back, so the page stopped short of the heading and the next Tab went back to the top.
   // Here the dialog is closed first; once the theme has put the sidebar back, the page goes to the heading,
   // which takes the focus.
+
+  // Cmd opens a link elsewhere on Apple's systems only: on Linux and Windows, Chromium follows a link clicked
+  // with the Meta key (Windows, Super) in the same tab.
+  const APPLE = /Mac|iPhone|iPad|iPod/.test(navigator.userAgentData?.platform || navigator.platform || "");
+
   function isPlainClick(event) {
-    return event.button === 0 && !(event.ctrlKey || event.metaKey || event.shiftKey || event.altKey);
+    return event.button === 0 && !(event.ctrlKey || (APPLE && event.metaKey) || event.shiftKey || event.altKey);
+  }
+
+  // The id a fragment names once decoded, as the browser decodes it (HTML's "find a potential indicated
+  // element"): every %XX to its byte, the bytes read as UTF-8. A stray "%" stays as it is, and does not keep the
+  // rest from being decoded ("caf%C3%A9-50%" names "café-50%"); nothing here throws.
+  function decodedFragment(fragment) {
+    const bytes = fragment.split(/(%[0-9A-Fa-f]{2})/).flatMap((piece) =>
+      /^%[0-9A-Fa-f]{2}$/.test(piece) ? [parseInt(piece.slice(1), 16)] : [...new TextEncoder().encode(piece)]);
+    return new TextDecoder("utf-8", {ignoreBOM: true}).decode(new Uint8Array(bytes));
   }
 
   function placeOnThisPage(link) {
@@ -139,13 +153,7 @@
     if (elsewhere || !link.getAttribute("href").includes("#")) return null;
     const fragment = link.hash.slice(1);
     if (!fragment) return document.querySelector(".bd-article h1") || document.body;   // "#": the page's top
-    let decoded = fragment;
-    try {
-      decoded = decodeURIComponent(fragment);
-    } catch {
-      // a stray "%": the browser looks the fragment up as it is
-    }
-    return document.getElementById(fragment) || document.getElementById(decoded);
+    return document.getElementById(fragment) || document.getElementById(decodedFragment(fragment));
   }
 
   function goTo(place, hash) {
