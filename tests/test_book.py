@@ -12,6 +12,7 @@ decks): built here, on this worker, while the others still run the rest of the s
 between the two phases of `make test`.
 """
 
+import html.parser
 import json
 import os
 import re
@@ -160,6 +161,46 @@ def test_book_builds_and_every_chapter_shows_math_figures_and_exercises(book_bui
         assert f'id="posenc-quiz-ch{chapter}"' in html, f"{page}: no self-check quiz"
         for widget in IN_PAGE_EXPLORERS.get(page, ()):
             assert f'class="posenc-explorer {widget}"' in html, f"{page}: no {widget} explorer"
+
+
+class _TableRows(html.parser.HTMLParser):
+    """The tables of a page: for each, its class and the first cell's tag of each row of its body."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[str, list[str]]] = []
+        self._body = self._row_open = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append((dict(attrs).get("class") or "", []))
+        elif tag in ("tbody", "thead"):
+            self._body = tag == "tbody"
+        elif tag == "tr":
+            self._row_open = True
+        elif tag in ("td", "th") and self._row_open and self._body and self.tables:
+            self.tables[-1][1].append(tag)
+            self._row_open = False
+
+
+def test_every_table_of_the_site_names_its_rows_with_headers(book_build):
+    """In the prose's tables and those the code cells show, the first cell of each row names it (a method, a
+    chapter, an option): it is the row's header, so a screen reader says the row's name with each value. A
+    table whose rows have no name says so (posenc.experiments.Table(..., row_headers=False))."""
+    from posenc.experiments.summaries import UNNAMED_ROWS
+
+    without, named = [], 0
+    for page in toc_files():
+        reader = _TableRows()
+        reader.feed((HTML / f"{page}.html").read_text(encoding="utf-8"))
+        for number, (classes, first_cells) in enumerate(reader.tables, 1):
+            if UNNAMED_ROWS in classes.split():
+                continue
+            named += 1
+            if not first_cells or set(first_cells) != {"th"}:
+                without.append(f"{page}, table {number}: rows begin with {first_cells}")
+    assert not without, "tables whose rows are not named by a header cell:\n" + "\n".join(without)
+    assert named > 40, f"only {named} tables with named rows: were the tables found?"
 
 
 def test_where_a_results_file_was_made_the_chapter_s_live_run_reproduces_it_digit_for_digit(executions):

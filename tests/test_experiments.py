@@ -90,8 +90,11 @@ def test_paired_differences_match_seeds():
 
 def test_tables_render_as_escaped_html_and_as_markdown():
     table = ex.Table(["kind", "value"], [["a < b", 0.5]])
-    assert "<td>a &lt; b</td><td>0.5</td>" in table._repr_html_()
+    assert '<thead><tr><th scope="col">kind</th><th scope="col">value</th></tr></thead>' in table._repr_html_()
+    assert '<tr><th scope="row">a &lt; b</th><td>0.5</td></tr>' in table._repr_html_()    # the row's name: its header
     assert table._repr_markdown_().splitlines()[-1] == "| a < b | 0.5 |"
+    counts = ex.Table(["NoPE", "RoPE"], [[3, 4]], row_headers=False)                     # a row without a name
+    assert "<tr><td>3</td><td>4</td></tr>" in counts._repr_html_() and 'scope="row"' not in counts._repr_html_()
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -18,8 +18,10 @@ from dataclasses import replace
 import nbformat
 import pytest
 
+import posenc.experiments as ex
 from posenc.book import slides
 from posenc.book.slides import render, spec
+from posenc.book.slides.chapter import Table as SlideTable
 from posenc.exercises.authoring import toc_notebooks
 
 DECK_FILES = slides.deck_files()
@@ -405,19 +407,24 @@ def test_tables_come_from_the_cells_output_in_html_markdown_or_columns(decks):
                   "<tr><td>b</td><td>1</td><td>0.9</td></tr></tbody></table>")
     markdown_table = "| method | value |\n| --- | --- |\n| a | 0.5 |\n| b | 0.9 |\n"
     printed = "encoding        unique   bounded\nraw index          yes        NO\nbinary (16 bits)   yes       yes\n"
+    named_rows = ex.Table(["method", "value"], [["a", 0.5], ["b", 0.9]])._repr_html_()    # <th scope="row">a</th>
     outputs = {"c00-004": [nbformat.v4.new_output("display_data", data={"text/html": html_table})],
+               "c00-006": [nbformat.v4.new_output("display_data", data={"text/html": named_rows})],
                "c00-010": [nbformat.v4.new_output("display_data", data={"text/markdown": markdown_table})],
                "c00-012": [nbformat.v4.new_output("stream", name="stdout", text=printed)]}
     chapter = chapter_of(deck, *executed_copy(deck, outputs))
     table = chapter.table("c00-004", "test")
-    assert table.headers == ["method", "n", "value"] and len(table.rows) == 3
+    assert table.headers == ["method", "n", "value"] and len(table.rows) == 3 and not table.row_headers
+    table_with_named_rows = chapter.table("c00-006", "test")
+    assert table_with_named_rows == SlideTable(["method", "value"], [["a", "0.5"], ["b", "0.9"]], True)
     chosen = table.select(["method", "value"], ["a | 2", "b"], "test")
     assert chosen.headers == ["method", "value"] and chosen.rows == [["a", "0.7"], ["b", "0.9"]]
     with pytest.raises(slides.DeckError, match="2 rows 'a'"):
         table.select([], ["a"], "test")
     with pytest.raises(slides.DeckError, match="no column 'nope'"):
         table.select(["nope"], [], "test")
-    assert chapter.table("c00-010", "test").rows == [["a", "0.5"], ["b", "0.9"]]
+    assert chapter.table("c00-010", "test").rows == [["a", "0.5"], ["b", "0.9"]]      # (rows named by their first
+    assert chapter.table("c00-010", "test").row_headers and chapter.table("c00-012", "test").row_headers  # cell)
     assert chapter.table("c00-012", "test").rows == [["raw index", "yes", "NO"], ["binary (16 bits)", "yes", "yes"]]
     with pytest.raises(slides.DeckError, match="shows no table"):
         chapter.table("c00-016", "test")
@@ -445,8 +452,13 @@ def test_a_slide_shows_a_tables_columns_and_rows_under_names_for_the_room(decks,
     spec = slides.load_deck(path).slide("renamed")
     assert spec.columns == ["condition", "file: accuracy"] and spec.rows == ["(a) sqrt(d) x N(0,1)", "(b) plain"]
     shown = _table(chapter, spec, "test")
-    assert "<th>accuracy, mean ± std</th>" in shown and "file:" not in shown, shown
+    assert '<th scope="col">accuracy, mean ± std</th>' in shown and "file:" not in shown, shown
     assert "<td>(a) √d × N(0, 1)</td><td>0.9</td>" in shown and "<td>(b) plain</td>" in shown, shown
+    named = ex.Table(["condition", "file: accuracy", "n"], [["(a) sqrt(d) x N(0,1)", 0.9, 3], ["(b) plain", 0.5, 4]])
+    outputs = {"c00-004": [nbformat.v4.new_output("display_data", data={"text/html": named._repr_html_()})]}
+    shown = _table(chapter_of(deck, *executed_copy(deck, outputs)), spec, "test")
+    assert '<th scope="row">(a) √d × N(0, 1)</th><td>0.9</td>' in shown and '<th scope="row">(b) plain</th>' in shown, (
+        shown)                                          # the rows' names are their headers, as on the page
     with pytest.raises(slides.DeckError, match="no column 'file: acc'"):
         _table(chapter, replace(spec, columns=["file: acc"]), "test")
 

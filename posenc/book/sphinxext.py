@@ -9,7 +9,7 @@ Enable it in ``_config.yml``::
 It adds the course's own stylesheet and script (``static/posenc-site.css`` and ``posenc-site.js``: link
 colours that pass the contrast check on tinted blocks, accessible names of two theme buttons, the left sidebar
 as a landmark, the sidebars' buttons in the article's header made to work, long inline code that wraps on a
-phone, a fade on the edge of boxes that scroll sideways), and fixes four things in the pages:
+phone, a fade on the edge of boxes that scroll sideways), and fixes five things in the pages:
 
 * Every page carried some inline scripts twice, among them sphinx-thebe's
   ``const THEBE_JS_URL = ...``. The second copy throws "Identifier 'THEBE_JS_URL' has already been
@@ -23,12 +23,19 @@ phone, a fade on the edge of boxes that scroll sideways), and fixes four things 
 * docutils writes the bibliography as a ``role="list"`` of entries with ``role="doc-biblioentry"``, a role
   that ARIA 1.2 deprecates; a list whose items have no valid item role is broken for screen readers (axe's
   aria-required-children, critical). The entries become ``role="listitem"``.
+* A Markdown table has no row headers: a screen reader read a value without the name of its row (WCAG 1.3.1).
+  In the book's tables the first column names the rows (a method, a chapter, an option), so its cells become
+  the rows' headers (``<th class="stub">``), as they are in the tables the chapters' code cells show
+  (``posenc.experiments.Table``) and in the decks.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
 
 STATIC = Path(__file__).with_name("static")
 STYLESHEET, SCRIPT = "posenc-site.css", "posenc-site.js"
@@ -97,7 +104,20 @@ def default_theme_mode(app, config) -> None:
         context["default_mode"] = "auto"
 
 
+class RowHeaders(SphinxTransform):
+    """The first column of every table with a header row and more than one column: the rows' headers."""
+
+    default_priority = 700
+
+    def apply(self, **kwargs) -> None:
+        for group in self.document.findall(nodes.tgroup):
+            columns = [child for child in group.children if isinstance(child, nodes.colspec)]
+            if len(columns) > 1 and any(isinstance(child, nodes.thead) for child in group.children):
+                columns[0]["stub"] = 1
+
+
 def setup(app):
+    app.add_transform(RowHeaders)
     app.connect("config-inited", default_theme_mode)
     app.add_config_value("posenc_static_digest", "", "html")
     app.connect("config-inited", add_static_files)

@@ -163,6 +163,14 @@ def cell(values) -> str:
     return f"{values[0]:.2f}" if values.size == 1 and not np.isnan(values[0]) else fmt(values)
 
 
+UNNAMED_ROWS = "posenc-unnamed-rows"          # the class of an HTML table whose rows have no name
+
+
+def html_cell(text: str, row_header: bool = False) -> str:
+    """A body cell of an HTML table: the row's header (``<th scope="row">``) or a value."""
+    return f'<th scope="row">{html.escape(text)}</th>' if row_header else f"<td>{html.escape(text)}</td>"
+
+
 def markdown_table(headers, rows) -> str:
     """A Markdown table (myst-nb renders a cell's Markdown output as a table on the page)."""
     lines = ["| " + " | ".join(map(str, headers)) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
@@ -174,15 +182,21 @@ class Table:
     """A small table that shows as HTML in Jupyter and on the book's pages (and as Markdown elsewhere).
 
     myst-nb renders a Markdown output with CommonMark, which has no tables, so HTML is what the book uses.
+    The first cell of each row names the row (a method, a setting, a direction): it is the row's header, so
+    that a screen reader says it with each value of the row. ``row_headers=False`` for a table whose rows
+    have no name (one row of counts under the methods' names).
     """
 
-    def __init__(self, headers, rows):
+    def __init__(self, headers, rows, row_headers: bool = True):
         self.headers, self.rows = [str(h) for h in headers], [[str(c) for c in row] for row in rows]
+        self.row_headers = row_headers
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows)
-        return f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        head = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in self.headers)
+        body = "".join("<tr>" + "".join(html_cell(c, self.row_headers and i == 0) for i, c in enumerate(row))
+                       + "</tr>" for row in self.rows)
+        kind = "table" if self.row_headers else f"table {UNNAMED_ROWS}"
+        return f'<table class="{kind}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
     def _repr_markdown_(self) -> str:
         return markdown_table(self.headers, self.rows)

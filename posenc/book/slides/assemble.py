@@ -18,6 +18,7 @@ from pathlib import Path
 from posenc.book.slides.chapter import Chapter
 from posenc.book.slides.render import markdown_html, markdown_inline
 from posenc.book.slides.spec import Deck, DeckError, SlideSpec, numbers, own_words
+from posenc.experiments.summaries import html_cell
 
 __all__ = ["COURSE", "Slide", "deck_slides", "mistake_messages"]
 
@@ -97,8 +98,9 @@ def _table(chapter: Chapter, spec: SlideSpec, where: str) -> str:
     table = table.select(spec.columns, spec.rows, where)
     headers = [spec.column_names.get(h, h) for h in table.headers]          # the names the deck gives them
     rows = [[spec.row_names.get(name, row[0])] + row[1:] for name, row in zip(spec.rows, table.rows)] or table.rows
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in headers)
+    body = "".join("<tr>" + "".join(html_cell(c, table.row_headers and i == 0) for i, c in enumerate(row))
+                   + "</tr>" for row in rows)
     return f'<table class="slide-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 

@@ -38,6 +38,7 @@ class Theorem:
 class Table:
     headers: list[str]
     rows: list[list[str]]
+    row_headers: bool = True       # the first cell of each row names it (shown as the row's header)
 
     def select(self, columns: list[str], rows: list[str], where: str) -> "Table":
         """The table cut down to the named columns (by header) and rows, in the order given. A row is named by
@@ -59,18 +60,22 @@ class Table:
                     raise DeckError(f"{where}: the table has {found} {name!r} (name a row by its first cells, "
                                     f"joined with ' | '); its rows: {keys}")
                 chosen += matching
-        return Table([self.headers[i] for i in keep], [[row[i] for i in keep] for row in chosen])
+        return Table([self.headers[i] for i in keep], [[row[i] for i in keep] for row in chosen],
+                     self.row_headers and (not keep or keep[0] == 0))
 
 
 class _TableParser(html.parser.HTMLParser):
-    """The first <table> of an HTML fragment: header cells and rows of cell texts."""
+    """The first <table> of an HTML fragment: header cells (its first row, if all of them are <th>), rows of
+    cell texts, and whether every row begins with a header cell (the row's name)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.headers: list[str] = []
         self.rows: list[list[str]] = []
+        self.row_headers = False
         self._cell: list[str] | None = None
         self._row: list[str] | None = None
+        self._tags: list[str] = []                 # the row's cells: "td" or "th"
         self._depth = 0
         self._done = False
 
@@ -80,9 +85,10 @@ class _TableParser(html.parser.HTMLParser):
         if tag == "table":
             self._depth += 1
         elif tag == "tr" and self._depth:
-            self._row = []
+            self._row, self._tags = [], []
         elif tag in ("td", "th") and self._row is not None:
             self._cell = []
+            self._tags.append(tag)
 
     def handle_endtag(self, tag):
         if self._done:
@@ -90,10 +96,11 @@ class _TableParser(html.parser.HTMLParser):
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
             self._row.append(" ".join("".join(self._cell).split()))
             self._cell = None
-            if tag == "th" and not self.rows:
-                self.headers = self._row
         elif tag == "tr" and self._row is not None:
-            if self._row is not self.headers:
+            if not self.headers and not self.rows and set(self._tags) == {"th"}:
+                self.headers = self._row
+            else:
+                self.row_headers = (self.row_headers or not self.rows) and self._tags[:1] == ["th"]
                 self.rows.append(self._row)
             self._row = None
         elif tag == "table":
@@ -321,12 +328,15 @@ class Chapter:
         for output in outputs:
             data = output.get("data") or {}
             fragment = _joined(data.get("text/html"))
-            if "<table" not in fragment and "|" in _joined(data.get("text/markdown")):
+            markdown = "<table" not in fragment and "|" in _joined(data.get("text/markdown"))
+            if markdown:
                 fragment = parser().render(_joined(data.get("text/markdown")))       # a GFM table
             if "<table" in fragment:
-                parser = _TableParser()
-                parser.feed(fragment)
-                return Table(parser.headers, parser.rows)
+                cells = _TableParser()
+                cells.feed(fragment)
+                # A Markdown table's first column names its rows, as on the site (posenc.book.sphinxext)
+                named = cells.row_headers or (markdown and len(cells.headers) > 1)
+                return Table(cells.headers, cells.rows, named)
         printed = "".join(_joined(o.get("text")) for o in outputs if o.get("output_type") == "stream")
         lines = [re.split(r"\s{2,}", line.strip()) for line in printed.splitlines() if line.strip()]
         if len(lines) > 1 and len({len(line) for line in lines}) == 1 and len(lines[0]) > 1:
