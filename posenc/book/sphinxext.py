@@ -26,7 +26,9 @@ phone, a fade on the edge of boxes that scroll sideways), and fixes five things 
 * A Markdown table has no row headers: a screen reader read a value without the name of its row (WCAG 1.3.1).
   In the book's tables the first column names the rows (a method, a chapter, an option), so its cells become
   the rows' headers (``<th class="stub">``), as they are in the tables the chapters' code cells show
-  (``posenc.experiments.Table``) and in the decks.
+  (``posenc.experiments.Table``) and in the decks. Not where a cell of that column holds math (the notation
+  page's symbols): a header is announced by its name, which Chromium computes without MathJax's hidden
+  MathML, so "$\\omega_i$" named its row "" and "$pos$ (or $t$)" named it "(or )".
 """
 
 from __future__ import annotations
@@ -105,14 +107,18 @@ def default_theme_mode(app, config) -> None:
 
 
 class RowHeaders(SphinxTransform):
-    """The first column of every table with a header row and more than one column: the rows' headers."""
+    """The first column of every table with a header row and more than one column: the rows' headers, unless a
+    cell of it holds math."""
 
     default_priority = 700
 
     def apply(self, **kwargs) -> None:
         for group in self.document.findall(nodes.tgroup):
             columns = [child for child in group.children if isinstance(child, nodes.colspec)]
-            if len(columns) > 1 and any(isinstance(child, nodes.thead) for child in group.children):
+            if len(columns) < 2 or not any(isinstance(child, nodes.thead) for child in group.children):
+                continue
+            rows = [row for part in group.children if isinstance(part, nodes.tbody) for row in part.children]
+            if not any(row.children and next(row.children[0].findall(nodes.math), None) for row in rows):
                 columns[0]["stub"] = 1
 
 
