@@ -133,3 +133,47 @@ def test_every_text_page_that_runs_code_is_executed_at_every_build():
     for path in pages:
         front = yaml.safe_load(path.read_text().split("---\n")[1])
         assert (front.get("mystnb") or {}).get("execution_mode") == "force", f"{path.relative_to(ROOT)}"
+
+
+def _table(first_cells, classes=(), head=True, columns=2):
+    """A docutils table as MyST makes one of a Markdown table: a header row, then a row per first cell."""
+    from docutils import nodes
+
+    def row(*cells):
+        line = nodes.row()
+        for cell in cells:
+            line += nodes.entry("", cell if isinstance(cell, nodes.Node) else nodes.paragraph(text=cell))
+        return line
+
+    table, group = nodes.table(classes=list(classes)), nodes.tgroup(cols=columns)
+    table += group
+    for _ in range(columns):
+        group += nodes.colspec(colwidth=1)
+    if head:
+        group += nodes.thead("", row(*["name", "value"][:columns]))
+    group += nodes.tbody("", *[row(*[cell, "1"][:columns]) for cell in first_cells])
+    return table
+
+
+def test_a_markdown_table_s_first_column_becomes_its_rows_headers_unless_it_holds_math_or_says_no():
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    from posenc.experiments.summaries import UNNAMED_ROWS
+
+    assert sphinxext.UNNAMED_ROWS == UNNAMED_ROWS
+    math = nodes.paragraph("", "", nodes.math(text=r"\omega_i"))
+    cases = {"words": (_table(["sinusoidal", "rotary"]), 1),
+             "math": (_table(["sinusoidal", math]), None),
+             "unnamed": (_table(["3", "4"], classes=[UNNAMED_ROWS]), None),
+             "no header row": (_table(["sinusoidal"], head=False), None),
+             "one column": (_table(["sinusoidal"], columns=1), None)}
+    document = new_document("page")
+    for table, _ in cases.values():
+        document += table
+    sphinxext.RowHeaders(document).apply()
+    stubs = {case: next(table.findall(nodes.colspec)).get("stub") for case, (table, _) in cases.items()}
+    assert stubs == {case: stub for case, (_, stub) in cases.items()}, stubs
+    body = {"body": '<table><tbody><tr><th class="stub"><p>rotary</p></th><td>1</td></tr></tbody></table>'}
+    sphinxext.fix_body(None, "page", "page.html", body, None)
+    assert '<th class="stub" scope="row"><p>rotary</p></th>' in body["body"]

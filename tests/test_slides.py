@@ -417,6 +417,7 @@ def test_tables_come_from_the_cells_output_in_html_markdown_or_columns(decks):
     assert table.headers == ["method", "n", "value"] and len(table.rows) == 3 and not table.row_headers
     table_with_named_rows = chapter.table("c00-006", "test")
     assert table_with_named_rows == SlideTable(["method", "value"], [["a", "0.5"], ["b", "0.9"]], True)
+    assert not table_with_named_rows.select(["value"], [], "test").row_headers     # (its names left out)
     chosen = table.select(["method", "value"], ["a | 2", "b"], "test")
     assert chosen.headers == ["method", "value"] and chosen.rows == [["a", "0.7"], ["b", "0.9"]]
     with pytest.raises(slides.DeckError, match="2 rows 'a'"):
@@ -576,3 +577,21 @@ def test_decks_are_copied_into_another_build_and_linked_from_its_chapters(tmp_pa
 def test_check_is_quick_and_clean(capsys):
     assert slides.check() == 0
     assert "50 minutes" in capsys.readouterr().out
+
+
+def test_the_decks_table_reader_tells_the_header_row_from_rows_that_begin_with_a_header():
+    """Only a first row of header cells is the header; the rows are named only when every one begins with a
+    header cell."""
+    from posenc.book.slides.chapter import _TableParser
+
+    def read(fragment):
+        cells = _TableParser()
+        cells.feed(fragment)
+        return cells.headers, cells.rows, cells.row_headers
+
+    head = "<tr><th>method</th><th>value</th></tr>"
+    assert read(f"<table>{head}<tr><th>a</th><td>1</td></tr><tr><th>b</th><td>2</td></tr></table>") == (
+        ["method", "value"], [["a", "1"], ["b", "2"]], True)
+    assert read(f"<table>{head}<tr><th>a</th><td>1</td></tr><tr><td>b</td><td>2</td></tr></table>")[2] is False
+    assert read(f"<table>{head}<tr><td>a</td><td>1</td></tr><tr><th>b</th><td>2</td></tr></table>")[2] is False
+    assert read("<table><tr><td>a</td><th>1</th></tr></table>") == ([], [["a", "1"]], False)

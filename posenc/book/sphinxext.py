@@ -25,8 +25,8 @@ phone, a fade on the edge of boxes that scroll sideways), and fixes five things 
   aria-required-children, critical). The entries become ``role="listitem"``.
 * A Markdown table has no row headers: a screen reader read a value without the name of its row (WCAG 1.3.1).
   In the book's tables the first column names the rows (a method, a chapter, an option), so its cells become
-  the rows' headers (``<th class="stub">``), as they are in the tables the chapters' code cells show
-  (``posenc.experiments.Table``) and in the decks. Not where a cell of that column holds math (the notation
+  the rows' headers (``<th class="stub" scope="row">``), as in the tables the chapters' code cells show
+  (``posenc.experiments.Table``), which the decks take up. Not where a cell of that column holds math (the notation
   page's symbols): a header is announced by its name, which Chromium computes without MathJax's hidden
   MathML, so "$\\omega_i$" named its row "" and "$pos$ (or $t$)" named it "(or )".
 """
@@ -40,6 +40,9 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 
 STATIC = Path(__file__).with_name("static")
+# posenc.experiments.summaries.UNNAMED_ROWS (tests/test_site_tooling.py checks they agree): importing it would
+# import torch into every build
+UNNAMED_ROWS = "posenc-unnamed-rows"
 STYLESHEET, SCRIPT = "posenc-site.css", "posenc-site.js"
 # (HTML that the page's body has, what it should have instead); see the module's docstring.
 BODY_FIXES = (
@@ -47,6 +50,8 @@ BODY_FIXES = (
     ('<summary aria-label="Toggle hidden content">', "<summary>"),
     # docutils' HTML5 writer, for each entry of a citation list
     (' role="doc-biblioentry"', ' role="listitem"'),
+    # docutils' HTML5 writer, for each row header RowHeaders asks for: its scope said, not left to a heuristic
+    ('<th class="stub">', '<th class="stub" scope="row">'),
 )
 
 
@@ -108,7 +113,8 @@ def default_theme_mode(app, config) -> None:
 
 class RowHeaders(SphinxTransform):
     """The first column of every table with a header row and more than one column: the rows' headers, unless a
-    cell of it holds math."""
+    cell of it holds math or the table's class says its rows have no name (a MyST ``{table}`` with
+    ``:class: posenc-unnamed-rows``, as ``posenc.experiments.Table(..., row_headers=False)`` writes it)."""
 
     default_priority = 700
 
@@ -116,6 +122,8 @@ class RowHeaders(SphinxTransform):
         for group in self.document.findall(nodes.tgroup):
             columns = [child for child in group.children if isinstance(child, nodes.colspec)]
             if len(columns) < 2 or not any(isinstance(child, nodes.thead) for child in group.children):
+                continue
+            if UNNAMED_ROWS in group.parent.get("classes", []):
                 continue
             rows = [row for part in group.children if isinstance(part, nodes.tbody) for row in part.children]
             if not any(row.children and next(row.children[0].findall(nodes.math), None) for row in rows):

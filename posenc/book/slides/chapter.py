@@ -334,7 +334,7 @@ class Chapter:
             if "<table" in fragment:
                 cells = _TableParser()
                 cells.feed(fragment)
-                # A Markdown table's first column names its rows, as on the site (posenc.book.sphinxext)
+                # A Markdown table's first column names its rows, as in the site's Markdown tables
                 named = cells.row_headers or (markdown and len(cells.headers) > 1)
                 return Table(cells.headers, cells.rows, named)
         printed = "".join(_joined(o.get("text")) for o in outputs if o.get("output_type") == "stream")
